@@ -1,0 +1,1 @@
+"""policylang: policy-as-code for Kubernetes scheduling."""

@@ -1,0 +1,304 @@
+"""The surface language's syntax tree: frozen attrs nodes, each with the span it came from.
+
+Spans are excluded from equality so that ``parse(fmt(tree)) == tree`` can hold.
+Behaviour lives in the stages (check, compile, format), not on the nodes.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+import attrs
+
+from .source import NO_SPAN, Span
+
+
+def _span():
+    return attrs.field(default=NO_SPAN, eq=False, repr=False, kw_only=True)
+
+
+# ---- expressions ------------------------------------------------------------
+
+@attrs.frozen
+class Literal:
+    """A constant. ``kind`` is one of int, float, string, bool, null, quantity, duration."""
+    value: object
+    kind: str
+    text: str = attrs.field(default="", eq=False)  # as written, for the formatter
+    span: Span = _span()
+
+
+@attrs.frozen
+class Interpolated:
+    """A string with ``${expr}`` holes: parts alternate between str and expression."""
+    parts: tuple
+    span: Span = _span()
+
+
+@attrs.frozen
+class Name:
+    id: str
+    span: Span = _span()
+
+
+@attrs.frozen
+class Field:
+    target: "Expr"
+    name: str
+    span: Span = _span()
+
+
+@attrs.frozen
+class Index:
+    target: "Expr"
+    key: "Expr"
+    span: Span = _span()
+
+
+@attrs.frozen
+class Call:
+    """A call of a def, a builtin or an imported def (``module.name``)."""
+    func: str
+    args: tuple
+    func_span: Span = attrs.field(default=NO_SPAN, eq=False, repr=False)
+    span: Span = _span()
+
+
+@attrs.frozen
+class Unary:
+    op: str  # "not" | "-"
+    operand: "Expr"
+    span: Span = _span()
+
+
+@attrs.frozen
+class Binary:
+    """Arithmetic, comparison, membership, boolean and null-coalescing operators."""
+    op: str  # + - * / % == != < <= > >= in notin and or ??
+    left: "Expr"
+    right: "Expr"
+    span: Span = _span()
+
+
+@attrs.frozen
+class If:
+    cond: "Expr"
+    then: "Expr"
+    else_: "Expr"
+    span: Span = _span()
+
+
+@attrs.frozen
+class ListExpr:
+    items: tuple
+    span: Span = _span()
+
+
+@attrs.frozen
+class MapExpr:
+    """``{"a": 1}`` is a map; ``{name: "cpu", weight: 1}`` (bare keys) is a record."""
+    keys: tuple
+    values: tuple
+    record: bool
+    span: Span = _span()
+
+
+@attrs.frozen
+class Comprehension:
+    """``kind(element for var in source where cond by key)``.
+
+    kind is ``list`` for ``[...]`` or an aggregate: any all count sum min max first group.
+    ``element`` is None when the short form ``kind(var in source ...)`` was written.
+    """
+    kind: str
+    var: str
+    source: "Expr"
+    element: "Expr | None" = None
+    where: "Expr | None" = None
+    by: "Expr | None" = None
+    span: Span = _span()
+
+
+Expr = Union[Literal, Interpolated, Name, Field, Index, Call, Unary, Binary, If, ListExpr, MapExpr, Comprehension]
+
+
+# ---- types --------------------------------------------------------------------
+
+@attrs.frozen
+class TypeRef:
+    """``int``, ``list[string]``, ``map[string, quantity]``."""
+    name: str
+    args: tuple = ()
+    span: Span = _span()
+
+
+@attrs.frozen
+class RecordTypeRef:
+    """``{name: string, weight: int}``"""
+    fields: tuple  # of (name, TypeRef | RecordTypeRef)
+    span: Span = _span()
+
+
+# ---- statements -----------------------------------------------------------------
+
+@attrs.frozen
+class Skip:
+    """``skip when cond``: the block does not run for this pod (PreFilter / PreScore Skip)."""
+    cond: Expr
+    span: Span = _span()
+
+
+@attrs.frozen
+class Let:
+    name: str
+    value: Expr
+    span: Span = _span()
+
+
+@attrs.frozen
+class Reject:
+    """``reject [pod] when cond reason text [code Code]``.
+
+    ``pod=True`` rejects the pod before any node is looked at (a PreFilter rejection).
+    """
+    cond: Expr
+    reason: Expr
+    code: str = "Unschedulable"
+    pod: bool = False
+    span: Span = _span()
+
+
+@attrs.frozen
+class Value:
+    expr: Expr
+    span: Span = _span()
+
+
+@attrs.frozen
+class Normalize:
+    """``normalize none|max|reverse|minmax`` or ``normalize with expr``."""
+    method: str
+    expr: "Expr | None" = None
+    span: Span = _span()
+
+
+# ---- rule statements ------------------------------------------------------------
+
+@attrs.frozen
+class Tolerate:
+    key: str
+    operator: str  # Equal | Exists
+    value: "Expr | None"
+    effect: str
+    seconds: "Expr | None" = None
+    span: Span = _span()
+
+
+@attrs.frozen
+class Require:
+    cond: Expr
+    span: Span = _span()
+
+
+@attrs.frozen
+class Prefer:
+    weight: Expr
+    cond: Expr
+    span: Span = _span()
+
+
+@attrs.frozen
+class Spread:
+    topology_key: str
+    max_skew: Expr
+    when_unsatisfiable: str
+    span: Span = _span()
+
+
+# ---- declarations ---------------------------------------------------------------
+
+@attrs.frozen
+class PolicyDecl:
+    name: str
+    span: Span = _span()
+
+
+@attrs.frozen
+class Import:
+    """``import k8s`` (a stdlib module) or ``import "./common.sched" as common``."""
+    alias: str
+    path: "str | None" = None
+    span: Span = _span()
+
+
+@attrs.frozen
+class Param:
+    name: str
+    type: "TypeRef | RecordTypeRef"
+    default: "Expr | None" = None
+    span: Span = _span()
+
+
+@attrs.frozen
+class Def:
+    name: str
+    params: tuple
+    body: Expr
+    span: Span = _span()
+
+
+@attrs.frozen
+class Filter:
+    name: str
+    body: tuple
+    span: Span = _span()
+
+
+@attrs.frozen
+class Score:
+    name: str
+    body: tuple
+    span: Span = _span()
+
+
+@attrs.frozen
+class Rule:
+    name: str
+    when: "Expr | None"
+    body: tuple
+    span: Span = _span()
+
+
+@attrs.frozen
+class Use:
+    """``use NodeResourcesFit {args} weight 2 without score`` inside a profile."""
+    ref: str
+    is_path: bool = False
+    args: tuple = ()  # of (name, Expr, Span)
+    weight: "Expr | None" = None
+    without: tuple = ()
+    span: Span = _span()
+
+
+@attrs.frozen
+class Profile:
+    name: str
+    uses: tuple
+    percentage_of_nodes_to_score: "Expr | None" = None
+    span: Span = _span()
+
+
+@attrs.frozen
+class Module:
+    """One .sched file."""
+    path: str
+    decls: tuple
+    span: Span = _span()
+
+    def of_type(self, kind):
+        return tuple(d for d in self.decls if isinstance(d, kind))
+
+    @property
+    def policy(self) -> "PolicyDecl | None":
+        found = self.of_type(PolicyDecl)
+        return found[0] if found else None

@@ -1,0 +1,253 @@
+"""Load cluster state from kubectl-style YAML or JSON: one object, many documents,
+``kind: List``, or a directory of such files.
+
+Everything that goes wrong names the file, the object (kind namespace/name) and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import attrs
+import cattrs
+import yaml
+from cattrs.gen import make_dict_structure_fn, override
+
+from ..diagnostics import InputError
+from . import model
+from .quantity import Quantity, QuantityError, parse_quantity
+from .state import ClusterState
+
+KINDS: dict[str, type] = {
+    "Node": model.Node,
+    "Pod": model.Pod,
+    "Namespace": model.Namespace,
+    "PriorityClass": model.PriorityClass,
+    "Service": model.Service,
+    "ReplicaSet": model.Workload,
+    "StatefulSet": model.Workload,
+    "ReplicationController": model.Workload,
+    "PodDisruptionBudget": model.PodDisruptionBudget,
+}
+
+
+def _make_converter() -> cattrs.Converter:
+    conv = cattrs.Converter(forbid_extra_keys=False)
+
+    def quantity(value: Any, _type) -> Quantity:
+        try:
+            return parse_quantity(value)
+        except QuantityError as err:
+            raise ValueError(str(err)) from None
+
+    conv.register_structure_hook(Quantity, quantity)
+
+    def strict_str(value: Any, _type) -> str:
+        if isinstance(value, (dict, list)):
+            raise ValueError(f"expected a string, got {type(value).__name__}")
+        return value if isinstance(value, str) else ("true" if value is True else "false" if value is False else str(value))
+
+    def strict_int(value: Any, _type) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, str) and value.lstrip("-").isdigit():
+                return int(value)
+            raise ValueError(f"expected an integer, got {value!r}")
+        return value
+
+    def strict_bool(value: Any, _type) -> bool:
+        if not isinstance(value, bool):
+            raise ValueError(f"expected true or false, got {value!r}")
+        return value
+
+    conv.register_structure_hook(str, strict_str)
+    conv.register_structure_hook(int, strict_int)
+    conv.register_structure_hook(bool, strict_bool)
+
+    def attrs_hook(cls):
+        renames = {a.name: override(rename=model.api_name(a.name)) for a in attrs.fields(cls)}
+        fn = make_dict_structure_fn(cls, conv, **renames)
+
+        def structure(value, _type):
+            if not isinstance(value, dict):
+                raise ValueError(f"expected an object, got {type(value).__name__}")
+            return fn(value, _type)
+
+        return structure
+
+    conv.register_structure_hook_factory(attrs.has, attrs_hook)
+    return conv
+
+
+CONVERTER = _make_converter()
+
+
+def load_cluster(paths: Iterable[str | Path]) -> ClusterState:
+    objects = [obj for path in paths for obj in load_objects(path)]
+    return ClusterState.build(objects)
+
+
+def load_objects(path: str | Path, kinds: Iterable[str] | None = None) -> list:
+    """Every object in a file or directory, typed; unknown kinds are ignored."""
+    wanted = set(kinds) if kinds else None
+    out = []
+    for file, index, raw in _documents(Path(path)):
+        kind = raw.get("kind")
+        if kind not in KINDS or (wanted and kind not in wanted):
+            continue
+        out.append(structure_object(raw, file, index))
+    return out
+
+
+def structure_object(raw: dict, file: str, index: int = 0):
+    kind = raw["kind"]
+    cls = KINDS[kind]
+    raw = _prepare(kind, _drop_nulls(raw))
+    try:
+        obj = CONVERTER.structure(raw, cls)
+    except (cattrs.BaseValidationError, ValueError, TypeError) as err:
+        raise InputError(_first_error(err), path=file, obj=_describe(raw, index), field=_field_of(err)) from None
+    return _apply_defaults(obj)
+
+
+def _describe(raw: dict, index: int) -> str:
+    meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+    name = meta.get("name") or f"#{index + 1}"
+    ns = meta.get("namespace")
+    return f"{raw.get('kind')} {ns + '/' if ns else ''}{name}"
+
+
+def _first_error(err: Exception) -> str:
+    if isinstance(err, cattrs.BaseValidationError):
+        leaf = _leaves(err)
+        if leaf:
+            return str(leaf[0][1])
+    return str(err)
+
+
+def _field_of(err: Exception) -> str | None:
+    if isinstance(err, cattrs.BaseValidationError):
+        leaf = _leaves(err)
+        if leaf:
+            return leaf[0][0]
+    return None
+
+
+def _leaves(err: Exception, prefix: str = "") -> list[tuple[str, Exception]]:
+    """Walk cattrs' exception groups down to the failing value, building its field path."""
+    if not isinstance(err, cattrs.BaseValidationError):
+        return [(prefix.lstrip(".") or "(object)", err)]
+    found = []
+    for sub in err.exceptions:
+        notes = [n for n in getattr(sub, "__notes__", []) if hasattr(n, "name") or hasattr(n, "index")]
+        note = notes[0] if notes else None
+        name = getattr(note, "name", None)
+        index = getattr(note, "index", None)
+        if name is not None:
+            step = f".{model.api_name(name)}"
+        elif index is not None:
+            step = f"[{index!r}]" if not isinstance(index, int) else f"[{index}]"
+        else:
+            step = ""
+        found.extend(_leaves(sub, prefix + step))
+    return found
+
+
+def _documents(path: Path) -> Iterator[tuple[str, int, dict]]:
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file())
+        for f in files:
+            yield from _documents(f)
+        return
+    if not path.exists():
+        raise InputError("no such file or directory", path=str(path))
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"cannot read: {err}", path=str(path)) from None
+    try:
+        docs = [json.loads(text)] if path.suffix == ".json" else list(yaml.safe_load_all(text))
+    except json.JSONDecodeError as err:
+        raise InputError(f"invalid JSON at line {err.lineno} column {err.colno}: {err.msg}", path=str(path)) from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        problem = getattr(err, "problem", None) or str(err)
+        raise InputError(f"invalid YAML{where}: {problem}", path=str(path)) from None
+    index = 0
+    for doc in docs:
+        for obj in _flatten(doc, str(path)):
+            yield str(path), index, obj
+            index += 1
+
+
+def _flatten(doc: Any, file: str) -> Iterator[dict]:
+    if doc is None:
+        return
+    if not isinstance(doc, dict):
+        raise InputError(f"expected a Kubernetes object (a mapping), got {type(doc).__name__}", path=file)
+    kind = doc.get("kind")
+    if not isinstance(kind, str):
+        raise InputError("object has no 'kind'", path=file, obj=_describe({**doc, "kind": "?"}, 0), field="kind")
+    if kind == "List" or kind.endswith("List"):
+        items = doc.get("items") or []
+        if not isinstance(items, list):
+            raise InputError("expected a list", path=file, obj=kind, field="items")
+        item_kind = kind[:-4] if kind != "List" else None
+        for item in items:
+            if isinstance(item, dict) and item_kind and "kind" not in item:
+                item = {**item, "kind": item_kind}
+            yield from _flatten(item, file)
+        return
+    yield doc
+
+
+def _drop_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_nulls(v) for v in value]
+    return value
+
+
+def _prepare(kind: str, raw: dict) -> dict:
+    """Shape differences between kinds that share a model class."""
+    if kind == "ReplicationController":
+        spec = dict(raw.get("spec") or {})
+        if isinstance(spec.get("selector"), dict):
+            spec["selector"] = {"matchLabels": spec["selector"]}
+        raw = {**raw, "spec": spec}
+    if kind in ("ReplicaSet", "StatefulSet", "ReplicationController"):
+        spec = raw.get("spec") or {}
+        raw = {**raw, "spec": {k: v for k, v in spec.items() if k in ("selector", "replicas")}}
+    return raw
+
+
+def _apply_defaults(obj):
+    """The API server's defaults for fields a hand-written manifest leaves out."""
+    if isinstance(obj, model.Pod):
+        meta = obj.metadata
+        if not meta.namespace:
+            meta = attrs.evolve(meta, namespace="default")
+        spec = obj.spec
+        spec = attrs.evolve(
+            spec,
+            containers=tuple(_default_container(c) for c in spec.containers),
+            init_containers=tuple(_default_container(c) for c in spec.init_containers),
+            scheduler_name=spec.scheduler_name or "default-scheduler",
+        )
+        return attrs.evolve(obj, metadata=meta, spec=spec)
+    if isinstance(obj, (model.Service, model.Workload, model.PodDisruptionBudget)) and not obj.metadata.namespace:
+        return attrs.evolve(obj, metadata=attrs.evolve(obj.metadata, namespace="default"))
+    return obj
+
+
+def _default_container(c: model.Container) -> model.Container:
+    # A container with limits but no request for a resource requests its limit.
+    res = c.resources
+    if res.limits and any(name not in res.requests for name in res.limits):
+        requests = {**res.limits, **res.requests}
+        c = attrs.evolve(c, resources=attrs.evolve(res, requests=requests))
+    ports = tuple(attrs.evolve(p, protocol=p.protocol or "TCP") for p in c.ports)
+    return attrs.evolve(c, ports=ports)

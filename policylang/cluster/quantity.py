@@ -1,0 +1,158 @@
+"""Kubernetes resource quantities (``500m``, ``1Gi``, ``2e3``), exact.
+
+Values are held as exact fractions, so arithmetic never drifts; ``milli`` and ``value``
+round up to integers the way the API's ``MilliValue()`` and ``Value()`` do, which is what
+kube-scheduler compares and scores with.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from functools import total_ordering
+
+import attrs
+
+_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_EXPONENT_SUFFIX = {v: k for k, v in _DECIMAL.items()}
+_BINARY_SUFFIX = {v: k for k, v in _BINARY.items()}
+
+_QUANTITY = re.compile(
+    r"^(?P<sign>[+-]?)(?P<num>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+    r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
+)
+
+
+class QuantityError(ValueError):
+    pass
+
+
+@total_ordering
+@attrs.frozen(eq=False)
+class Quantity:
+    """An exact quantity; ``format`` (DecimalSI, BinarySI, DecimalExponent) only affects printing."""
+
+    amount: Fraction
+    format: str = "DecimalSI"
+
+    def __eq__(self, other):
+        if isinstance(other, Quantity):
+            return self.amount == other.amount
+        if isinstance(other, (int, Fraction)) and not isinstance(other, bool):
+            return self.amount == other
+        return NotImplemented
+
+    def __lt__(self, other):
+        if isinstance(other, Quantity):
+            return self.amount < other.amount
+        if isinstance(other, (int, float, Fraction)) and not isinstance(other, bool):
+            return self.amount < other
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self.amount)
+
+    def __add__(self, other):
+        return Quantity(self.amount + _amount(other), self.format)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return Quantity(self.amount - _amount(other), self.format)
+
+    def __rsub__(self, other):
+        return Quantity(_amount(other) - self.amount, self.format)
+
+    def __neg__(self):
+        return Quantity(-self.amount, self.format)
+
+    def __mul__(self, other):
+        return Quantity(self.amount * _amount(other), self.format)
+
+    __rmul__ = __mul__
+
+    def milli(self) -> int:
+        """``MilliValue()``: thousandths, rounded up."""
+        return math.ceil(self.amount * 1000)
+
+    def value(self) -> int:
+        """``Value()``: whole units, rounded up."""
+        return math.ceil(self.amount)
+
+    def is_zero(self) -> bool:
+        return self.amount == 0
+
+    def __str__(self) -> str:
+        return format_quantity(self)
+
+    def __repr__(self) -> str:
+        return f"Quantity({format_quantity(self)!r})"
+
+
+def _amount(x) -> Fraction:
+    if isinstance(x, Quantity):
+        return x.amount
+    if isinstance(x, bool):
+        raise TypeError("booleans are not quantities")
+    return Fraction(x)
+
+
+ZERO = Quantity(Fraction(0))
+
+
+def parse_quantity(text: str | int | float) -> Quantity:
+    """Parse a quantity as the API server does; raises QuantityError with the reason."""
+    if isinstance(text, bool):
+        raise QuantityError(f"quantities must match the regular expression, got {text!r}")
+    if isinstance(text, int):
+        return Quantity(Fraction(text))
+    if isinstance(text, float):
+        # YAML gives floats for `0.5`; go through the decimal text to stay exact.
+        text = repr(text)
+    s = str(text).strip()
+    m = _QUANTITY.match(s)
+    if not m:
+        raise QuantityError(f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$', got {text!r}")
+    num = Fraction(m["num"] if not m["num"].endswith(".") else m["num"][:-1] or "0")
+    if m["sign"] == "-":
+        num = -num
+    suffix = m["suffix"] or ""
+    if suffix in _BINARY:
+        amount, fmt = num * (1024 ** _BINARY[suffix]), "BinarySI"
+    elif suffix in _DECIMAL:
+        amount, fmt = num * Fraction(10) ** _DECIMAL[suffix], "DecimalSI"
+    else:
+        amount, fmt = num * Fraction(10) ** int(suffix[1:]), "DecimalExponent"
+    # The API rounds anything finer than a nano-unit up to the next nano-unit.
+    nanos = amount * 10**9
+    if nanos.denominator != 1:
+        amount = Fraction(math.ceil(nanos), 10**9)
+    return Quantity(amount, fmt)
+
+
+def format_quantity(q: Quantity) -> str:
+    """The canonical text the API server would print for ``q``."""
+    amount, fmt = q.amount, q.format
+    if fmt == "BinarySI":
+        if -1024 < amount < 1024 or amount.denominator != 1:
+            fmt = "DecimalSI"
+        else:
+            n, power = int(amount), 0
+            while power < 6 and n % 1024 == 0 and n != 0:
+                n //= 1024
+                power += 1
+            return f"{n}{_BINARY_SUFFIX.get(power, '')}"
+    # Decimal: the largest exponent (a multiple of 3) that keeps the mantissa whole.
+    if amount == 0:
+        return "0"
+    exponent = -9
+    mantissa = amount * 10**9
+    while mantissa.denominator == 1 and int(mantissa) % 1000 == 0 and exponent < 18:
+        mantissa /= 1000
+        exponent += 3
+    mantissa_text = str(int(mantissa))
+    if fmt == "DecimalExponent":
+        return mantissa_text if exponent == 0 else f"{mantissa_text}e{exponent}"
+    return f"{mantissa_text}{_EXPONENT_SUFFIX[exponent]}"

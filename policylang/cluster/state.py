@@ -1,0 +1,114 @@
+"""ClusterState: the typed objects plus the indexes an executor needs.
+
+Indexes are kept up to date on ``bind`` instead of being recomputed, so a simulation can
+place thousands of pods without re-scanning the cluster.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import attrs
+
+from . import model
+from .quantity import Quantity, ZERO
+from .resources import NON_ZERO_DEFAULTS, pod_requests
+
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+class ClusterState:
+    def __init__(self) -> None:
+        self.nodes: dict[str, model.Node] = {}
+        self.pods: list[model.Pod] = []
+        self.namespaces: dict[str, model.Namespace] = {}
+        self.priority_classes: dict[str, model.PriorityClass] = {}
+        self.services: list[model.Service] = []
+        self.workloads: list[model.Workload] = []
+        self.pdbs: list[model.PodDisruptionBudget] = []
+        self.pods_by_node: dict[str, list[model.Pod]] = {}
+        self.requested: dict[str, dict[str, Quantity]] = {}
+        self.nonzero_requested: dict[str, dict[str, Quantity]] = {}
+
+    @classmethod
+    def build(cls, objects: Iterable) -> "ClusterState":
+        state = cls()
+        pods = []
+        for obj in objects:
+            if isinstance(obj, model.Node):
+                state.nodes[obj.name] = obj
+            elif isinstance(obj, model.Pod):
+                pods.append(obj)
+            elif isinstance(obj, model.Namespace):
+                state.namespaces[obj.metadata.name] = obj
+            elif isinstance(obj, model.PriorityClass):
+                state.priority_classes[obj.metadata.name] = obj
+            elif isinstance(obj, model.Service):
+                state.services.append(obj)
+            elif isinstance(obj, model.Workload):
+                state.workloads.append(obj)
+            elif isinstance(obj, model.PodDisruptionBudget):
+                state.pdbs.append(obj)
+        state.nodes = dict(sorted(state.nodes.items()))
+        for name in state.nodes:
+            state.pods_by_node[name] = []
+            state.requested[name] = {}
+            state.nonzero_requested[name] = {}
+        for pod in pods:
+            pod = state.with_priority(pod)
+            state.pods.append(pod)
+            if pod.spec.node_name and pod.status.phase not in TERMINAL_PHASES and pod.spec.node_name in state.nodes:
+                state._account(pod, pod.spec.node_name)
+        return state
+
+    # ---- queries ----
+    @property
+    def node_list(self) -> list[model.Node]:
+        return list(self.nodes.values())
+
+    @property
+    def bound_pods(self) -> list[model.Pod]:
+        return [p for pods in self.pods_by_node.values() for p in pods]
+
+    def namespace_labels(self, name: str) -> dict[str, str]:
+        ns = self.namespaces.get(name)
+        return ns.metadata.labels if ns else {}
+
+    def with_priority(self, pod: model.Pod) -> model.Pod:
+        """Resolve the pod's priority as the Priority admission plugin would."""
+        if pod.spec.priority is not None:
+            return pod
+        value, policy = 0, pod.spec.preemption_policy
+        pc = self.priority_classes.get(pod.spec.priority_class_name) if pod.spec.priority_class_name else None
+        if pc is None and not pod.spec.priority_class_name:
+            pc = next((c for c in self.priority_classes.values() if c.global_default), None)
+        if pc is not None:
+            value = pc.value
+            policy = policy or pc.preemption_policy
+        return attrs.evolve(pod, spec=attrs.evolve(pod.spec, priority=value,
+                                                   preemption_policy=policy or "PreemptLowerPriority"))
+
+    # ---- updates ----
+    def bind(self, pod: model.Pod, node_name: str) -> model.Pod:
+        bound = attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=node_name))
+        self.pods = [p for p in self.pods if p.key != pod.key] + [bound]
+        self._account(bound, node_name)
+        return bound
+
+    def remove(self, pod: model.Pod) -> None:
+        node = pod.spec.node_name
+        self.pods = [p for p in self.pods if p.key != pod.key]
+        if node in self.pods_by_node:
+            self.pods_by_node[node] = [p for p in self.pods_by_node[node] if p.key != pod.key]
+            _add_into(self.requested[node], pod_requests(pod), -1)
+            _add_into(self.nonzero_requested[node], pod_requests(pod, NON_ZERO_DEFAULTS), -1)
+
+    def _account(self, pod: model.Pod, node: str) -> None:
+        self.pods_by_node[node].append(pod)
+        _add_into(self.requested[node], pod_requests(pod), 1)
+        _add_into(self.nonzero_requested[node], pod_requests(pod, NON_ZERO_DEFAULTS), 1)
+
+
+def _add_into(total: dict[str, Quantity], more: dict[str, Quantity], sign: int) -> None:
+    for name, q in more.items():
+        total[name] = total.get(name, ZERO) + (q if sign > 0 else -q)

@@ -1,0 +1,99 @@
+"""Diagnostics: what every stage reports instead of raising, and how they print.
+
+A diagnostic renders like a compiler's::
+
+    team/gpu.sched:12:9: error[P012]: Pod has no field 'spec.tolerationz'
+       12 |   when pod.spec.tolerationz contains t
+          |            ^^^^^^^^^^^^^^^^
+       = help: did you mean 'spec.tolerations'?
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import attrs
+
+from .source import Span
+
+MAX_REPORTED = 50
+
+
+@attrs.frozen
+class Diagnostic:
+    code: str
+    message: str
+    span: Span
+    severity: str = "error"
+    notes: tuple[str, ...] = ()
+
+    def render(self, text_of: dict[str, str] | None = None) -> str:
+        head = f"{self.span}: {self.severity}[{self.code}]: {self.message}"
+        lines = [head]
+        source_line = _line_of(text_of or {}, self.span)
+        if source_line is not None:
+            number = str(self.span.line)
+            gutter = " " * len(number)
+            width = (
+                self.span.end_column - self.span.column
+                if self.span.end_line == self.span.line
+                else len(source_line) - self.span.column + 1
+            )
+            lines.append(f" {number} | {source_line}")
+            lines.append(f" {gutter} | {' ' * (self.span.column - 1)}{'^' * max(1, width)}")
+        for note in self.notes:
+            lines.append(f"   = {note}")
+        return "\n".join(lines)
+
+
+def _line_of(text_of: dict[str, str], span: Span) -> str | None:
+    text = text_of.get(span.path)
+    if text is None or span.line <= 0:
+        return None
+    lines = text.splitlines()
+    return lines[span.line - 1].expandtabs(1) if span.line <= len(lines) else None
+
+
+class PolicyError(Exception):
+    """Raised at a pipeline boundary when a stage reported errors."""
+
+    def __init__(self, diagnostics: Iterable[Diagnostic], sources: dict[str, str] | None = None):
+        self.diagnostics = sort_and_cap(diagnostics)
+        self.sources = dict(sources or {})
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        return "\n".join(d.render(self.sources) for d in self.diagnostics)
+
+
+class InputError(Exception):
+    """Bad cluster, pod or configuration input: names the file, the object and the field."""
+
+    def __init__(self, message: str, *, path: str | None = None, obj: str | None = None, field: str | None = None):
+        self.path, self.obj, self.field = path, obj, field
+        where = ": ".join(p for p in (path, obj) if p)
+        detail = f"field {field}: {message}" if field else message
+        super().__init__(f"{where}: {detail}" if where else detail)
+
+
+def sort_and_cap(diagnostics: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:
+    unique = dict.fromkeys(diagnostics)
+    ordered = sorted(unique, key=lambda d: (d.span.path, d.span.line, d.span.column, d.code))
+    return tuple(ordered[:MAX_REPORTED])
+
+
+class Reporter:
+    """Collects diagnostics for one stage run; stages call ``report`` instead of raising."""
+
+    def __init__(self) -> None:
+        self.diagnostics: list[Diagnostic] = []
+
+    def error(self, code: str, message: str, span: Span, *notes: str) -> None:
+        self.diagnostics.append(Diagnostic(code, message, span, "error", tuple(notes)))
+
+    def warning(self, code: str, message: str, span: Span, *notes: str) -> None:
+        self.diagnostics.append(Diagnostic(code, message, span, "warning", tuple(notes)))
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity == "error" for d in self.diagnostics)
