@@ -169,6 +169,13 @@ class Reject:
 
 
 @attrs.frozen
+class Restrict:
+    """``restrict nodes to names``: only these nodes are considered (a PreFilterResult); null means all."""
+    names: Expr
+    span: Span = _span()
+
+
+@attrs.frozen
 class Value:
     expr: Expr
     span: Span = _span()

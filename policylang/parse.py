@@ -57,7 +57,7 @@ def parse_expr(text: str, path: str = "<expr>") -> ast.Expr:
 _TOKEN_WORDS = {
     "LBRACE": "'{'", "RBRACE": "'}'", "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'",
     "COMMA": "','", "COLON": "':'", "DOT": "'.'", "EQUAL": "'='", "NAME": "a name", "STRING": "a string",
-    "NUMBER": "a number", "COMPARE": "a comparison", "ADD": "'+' or '-'", "MUL": "'*', '/' or '%'",
+    "NUMBER": "a number", "COMPARE": "a comparison", "PLUS": "'+'", "MUL": "'*', '/' or '%'",
     "PROFILE_NAME": "a profile name", "$END": "end of file", "MINUS": "'-'", "QMARK": "'??'",
 }
 
@@ -165,6 +165,10 @@ class _Build(Transformer):
     @v_args(meta=True)
     def reject_pod_stmt(self, meta, c):
         return ast.Reject(c[0], c[1], c[2] or "Unschedulable", True, span=self._span(meta))
+
+    @v_args(meta=True)
+    def restrict_stmt(self, meta, c):
+        return ast.Restrict(c[0], span=self._span(meta))
 
     def status_code(self, c):
         return str(c[0])
@@ -313,7 +317,7 @@ class _Build(Transformer):
 
     @v_args(meta=True)
     def neg(self, meta, c):
-        operand = c[0]
+        operand = c[-1]
         if isinstance(operand, ast.Literal) and operand.kind in ("int", "float", "quantity"):
             return ast.Literal(-operand.value, operand.kind, "-" + operand.text, span=self._span(meta))
         return ast.Unary("-", operand, span=self._span(meta))

@@ -16,7 +16,12 @@ from .quantity import Quantity
 ResourceList = dict[str, Quantity]
 
 
+_API_SPELLING = {"host_ip": "hostIP"}
+
+
 def api_name(attr: str) -> str:
+    if attr in _API_SPELLING:
+        return _API_SPELLING[attr]
     head, *rest = attr.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
@@ -97,8 +102,6 @@ class Taint:
 class NodeSpec:
     unschedulable: bool = False
     taints: tuple[Taint, ...] = _list()
-    provider_id: str = ""
-    pod_cidr: str = ""
 
 
 @attrs.frozen

@@ -9,17 +9,23 @@ sum for cpu and memory; ``spec.overhead`` is added last.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Mapping
 
 from .model import Pod
 from .quantity import Quantity, ZERO
 
 # The requests kube-scheduler assumes for scoring when a container states none.
-DEFAULT_MILLI_CPU_REQUEST = Quantity(__import__("fractions").Fraction(1, 10))  # 100m
-DEFAULT_MEMORY_REQUEST = Quantity(__import__("fractions").Fraction(200 * 1024 * 1024))  # 200Mi
-NON_ZERO_DEFAULTS = {"cpu": DEFAULT_MILLI_CPU_REQUEST, "memory": DEFAULT_MEMORY_REQUEST}
+NON_ZERO_DEFAULTS = {"cpu": Quantity(Fraction(1, 10)), "memory": Quantity(Fraction(200 * 1024 * 1024))}
 
-POD_LEVEL_RESOURCES = ("cpu", "memory")
+
+def _pod_level_supported(name: str) -> bool:
+    return name in ("cpu", "memory") or name.startswith("hugepages-")
+
+
+def pod_level_requests_set(pod: Pod) -> bool:
+    res = pod.spec.resources
+    return res is not None and any(_pod_level_supported(n) for n in res.requests)
 
 
 def _add(into: dict, more: Mapping[str, Quantity]) -> None:
@@ -42,8 +48,10 @@ def _container_requests(requests: Mapping[str, Quantity], non_missing: Mapping[s
     return out
 
 
-def pod_requests(pod: Pod, non_missing: Mapping[str, Quantity] | None = None) -> dict[str, Quantity]:
-    """The pod's requests; ``non_missing`` fills in a container's absent requests (for scoring)."""
+def pod_requests(pod: Pod, non_missing: Mapping[str, Quantity] | None = None,
+                 pod_level: bool = True) -> dict[str, Quantity]:
+    """The pod's requests; ``non_missing`` fills in a container's absent requests (for scoring);
+    ``pod_level=False`` ignores ``spec.resources`` as kube-scheduler's Fit scoring does."""
     spec = pod.spec
     reqs: dict[str, Quantity] = {}
     for c in spec.containers:
@@ -63,10 +71,20 @@ def pod_requests(pod: Pod, non_missing: Mapping[str, Quantity] | None = None) ->
         _max(init_peak, needed)
     _max(reqs, init_peak)
 
-    if spec.resources is not None and spec.resources.requests:
-        for name in POD_LEVEL_RESOURCES:
-            if name in spec.resources.requests:
-                reqs[name] = spec.resources.requests[name]
+    if pod_level and pod_level_requests_set(pod):
+        for name, q in spec.resources.requests.items():
+            if _pod_level_supported(name):
+                reqs[name] = q
 
     _add(reqs, spec.overhead)
     return reqs
+
+
+def nonzero_pod_requests(pod: Pod) -> dict[str, Quantity]:
+    """What a node's NonZeroRequested counts for a pod: a container without a cpu or memory
+    request counts 100m / 200Mi, unless pod-level requests already state that resource."""
+    requests = pod_requests(pod)
+    if not pod_level_requests_set(pod):
+        return pod_requests(pod, NON_ZERO_DEFAULTS)
+    missing = {k: v for k, v in NON_ZERO_DEFAULTS.items() if k not in requests}
+    return pod_requests(pod, missing) if missing else requests

@@ -12,7 +12,7 @@ import attrs
 
 from . import model
 from .quantity import Quantity, ZERO
-from .resources import NON_ZERO_DEFAULTS, pod_requests
+from .resources import nonzero_pod_requests, pod_requests
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
@@ -88,6 +88,13 @@ class ClusterState:
         return attrs.evolve(pod, spec=attrs.evolve(pod.spec, priority=value,
                                                    preemption_policy=policy or "PreemptLowerPriority"))
 
+    def without(self, removed: list[model.Pod]) -> "ClusterState":
+        """A copy of the state with these pods gone (for preemption's dry run)."""
+        keys = {p.key for p in removed}
+        objects = [*self.nodes.values(), *self.namespaces.values(), *self.priority_classes.values(),
+                   *self.services, *self.workloads, *self.pdbs, *(p for p in self.pods if p.key not in keys)]
+        return ClusterState.build(objects)
+
     # ---- updates ----
     def bind(self, pod: model.Pod, node_name: str) -> model.Pod:
         bound = attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=node_name))
@@ -101,12 +108,12 @@ class ClusterState:
         if node in self.pods_by_node:
             self.pods_by_node[node] = [p for p in self.pods_by_node[node] if p.key != pod.key]
             _add_into(self.requested[node], pod_requests(pod), -1)
-            _add_into(self.nonzero_requested[node], pod_requests(pod, NON_ZERO_DEFAULTS), -1)
+            _add_into(self.nonzero_requested[node], nonzero_pod_requests(pod), -1)
 
     def _account(self, pod: model.Pod, node: str) -> None:
         self.pods_by_node[node].append(pod)
         _add_into(self.requested[node], pod_requests(pod), 1)
-        _add_into(self.nonzero_requested[node], pod_requests(pod, NON_ZERO_DEFAULTS), 1)
+        _add_into(self.nonzero_requested[node], nonzero_pod_requests(pod), 1)
 
 
 def _add_into(total: dict[str, Quantity], more: dict[str, Quantity], sign: int) -> None:

@@ -1,0 +1,447 @@
+"""Functions callable from .sched files.
+
+Only Kubernetes API-level helpers that every plugin shares (quantities, a pod's effective
+requests, label- and node-selector matching, toleration matching) and generic math and
+string functions live here. Plugin logic belongs in stdlib_policies/, not here.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Callable
+
+import attrs
+
+from .cluster import model
+from .cluster.quantity import Quantity, QuantityError, format_quantity, parse_quantity
+from .cluster.resources import NON_ZERO_DEFAULTS, nonzero_pod_requests, pod_requests
+from .types import (ANY, BOOL, FLOAT, INT, QUANTITY, STRING, Type, compatible, list_of, map_of,
+                    record, unify)
+
+
+class EvalError(Exception):
+    """A runtime failure inside a policy (division by zero, a bad conversion)."""
+
+
+@attrs.frozen
+class Builtin:
+    name: str
+    params: tuple                 # parameter types; ANY accepts anything
+    result: object                # a Type, or a function of the argument types
+    impl: Callable
+    doc: str
+    needs_state: bool = False     # impl(state, *args)
+    variadic: bool = False        # the last parameter repeats
+
+    def result_type(self, args: list[Type]) -> Type:
+        return self.result(args) if callable(self.result) else self.result
+
+
+REGISTRY: dict[str, Builtin] = {}
+
+
+def builtin(name, params, result, doc, *, needs_state=False, variadic=False):
+    def register(fn):
+        REGISTRY[name] = Builtin(name, tuple(params), result, fn, doc, needs_state, variadic)
+        return fn
+    return register
+
+
+def _elem(args):
+    t = args[0]
+    return t.args[0] if t.kind == "list" else ANY
+
+
+def _same(args):
+    out = args[0]
+    for t in args[1:]:
+        out = unify(out, t) or ANY
+    return out
+
+
+# ---- collections and strings ------------------------------------------------------
+
+@builtin("len", [ANY], INT, "Number of items in a list or map, or characters in a string.")
+def _len(x):
+    return 0 if x is None else len(x)
+
+
+@builtin("keys", [map_of(ANY, ANY)], lambda a: list_of(a[0].args[0] if a[0].kind == "map" else ANY),
+         "The keys of a map, sorted.")
+def _keys(m):
+    return sorted((m or {}).keys())
+
+
+@builtin("values", [map_of(ANY, ANY)], lambda a: list_of(a[0].args[1] if a[0].kind == "map" else ANY),
+         "The values of a map, in key order.")
+def _values(m):
+    return [m[k] for k in sorted((m or {}).keys())]
+
+
+@builtin("sorted", [list_of(ANY)], lambda a: a[0], "The list in ascending order.")
+def _sorted(xs):
+    return sorted(xs or [])
+
+
+@builtin("distinct", [list_of(ANY)], lambda a: a[0], "The list without repeats, first occurrence kept.")
+def _distinct(xs):
+    return list(dict.fromkeys(xs or []))
+
+
+@builtin("flatten", [list_of(list_of(ANY))], lambda a: a[0].args[0] if a[0].kind == "list" else ANY,
+         "A list of lists joined into one list.")
+def _flatten(xss):
+    return [x for xs in (xss or []) for x in (xs or [])]
+
+
+@builtin("range", [INT], list_of(INT), "The whole numbers 0, 1, … n-1.")
+def _range(n):
+    return list(range(n or 0))
+
+
+@builtin("last_index", [STRING, STRING], INT, "The position of the last sub in s, or -1.")
+def _last_index(s, sub):
+    return -1 if s is None else s.rfind(sub)
+
+
+@builtin("fail", [STRING], ANY, "Stop with an error: for inputs a policy cannot decide on.")
+def _fail(message):
+    raise EvalError(message)
+
+
+@builtin("startswith", [STRING, STRING], BOOL, "Whether s starts with prefix.")
+def _startswith(s, prefix):
+    return s is not None and prefix is not None and s.startswith(prefix)
+
+
+@builtin("endswith", [STRING, STRING], BOOL, "Whether s ends with suffix.")
+def _endswith(s, suffix):
+    return s is not None and suffix is not None and s.endswith(suffix)
+
+
+@builtin("split", [STRING, STRING], list_of(STRING), "s split at every sep.")
+def _split(s, sep):
+    return [] if s is None else s.split(sep)
+
+
+@builtin("join", [list_of(STRING), STRING], STRING, "The strings joined with sep between them.")
+def _join(xs, sep):
+    return sep.join(xs or [])
+
+
+@builtin("lower", [STRING], STRING, "s in lower case.")
+def _lower(s):
+    return None if s is None else s.lower()
+
+
+@builtin("string", [ANY], STRING, "The value as text (quantities in canonical form).")
+def to_string(x):
+    if x is None:
+        return ""
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, Quantity):
+        return format_quantity(x)
+    if isinstance(x, list):
+        return "[" + " ".join(to_string(v) for v in x) + "]"
+    return str(x)
+
+
+@builtin("int", [ANY], INT, "A whole number: floats truncate toward zero, strings parse (null if not a number).")
+def _int(x):
+    if x is None or isinstance(x, bool):
+        return None
+    if isinstance(x, float):
+        if math.isnan(x) or math.isinf(x):
+            return None
+        return int(x)
+    if isinstance(x, str):
+        try:
+            return int(x, 10)
+        except ValueError:
+            return None
+    if isinstance(x, Quantity):
+        return x.value()
+    return int(x)
+
+
+@builtin("float", [ANY], FLOAT, "A floating-point number.")
+def _float(x):
+    if x is None or isinstance(x, bool):
+        return None
+    if isinstance(x, Quantity):
+        return float(x.amount)
+    try:
+        return float(x)
+    except ValueError:
+        return None
+
+
+# ---- math ---------------------------------------------------------------------------
+
+@builtin("abs", [ANY], lambda a: a[0], "Absolute value.")
+def _abs(x):
+    return None if x is None else abs(x)
+
+
+@builtin("sqrt", [FLOAT], FLOAT, "Square root (math.Sqrt).")
+def _sqrt(x):
+    if x is None:
+        return None
+    if x < 0:
+        raise EvalError(f"sqrt of a negative number ({x})")
+    return math.sqrt(x)
+
+
+@builtin("log", [FLOAT], FLOAT, "Natural logarithm (math.Log).")
+def _log(x):
+    if x is None:
+        return None
+    if x <= 0:
+        raise EvalError(f"log of a non-positive number ({x})")
+    return math.log(x)
+
+
+@builtin("min", [ANY, ANY], _same, "The smallest argument; min(xs) or min(e for x in xs) of a list (null if empty).",
+         variadic=True)
+def _min(*xs):
+    xs = [x for x in xs if x is not None]
+    return min(xs) if xs else None
+
+
+@builtin("max", [ANY, ANY], _same, "The largest argument; max(xs) of a list (null if empty).", variadic=True)
+def _max(*xs):
+    xs = [x for x in xs if x is not None]
+    return max(xs) if xs else None
+
+
+# ---- quantities --------------------------------------------------------------------
+
+@builtin("quantity", [STRING], QUANTITY, "Parse a quantity such as \"500m\" or \"1Gi\" (null if invalid).")
+def _quantity(s):
+    try:
+        return parse_quantity(s)
+    except (QuantityError, TypeError):
+        return None
+
+
+@builtin("milli", [QUANTITY], INT, "Thousandths of the quantity, rounded up (the API's MilliValue).")
+def milli(q):
+    if q is None:
+        return 0
+    return q.milli() if isinstance(q, Quantity) else q * 1000
+
+
+@builtin("value", [QUANTITY], INT, "The quantity in whole units, rounded up (the API's Value).")
+def value(q):
+    if q is None:
+        return 0
+    return q.value() if isinstance(q, Quantity) else q
+
+
+# ---- pods, nodes and selectors ------------------------------------------------------
+
+RESOURCES = map_of(STRING, QUANTITY)
+
+
+@builtin("requests", [record("Pod")], RESOURCES,
+         "The pod's effective requests: containers, init containers and sidecars, pod-level resources, overhead.")
+def _requests(pod):
+    return pod_requests(pod)
+
+
+@builtin("nonzero_requests", [record("Pod")], RESOURCES,
+         "requests(pod), but a container without a cpu or memory request counts 100m cpu and 200Mi memory "
+         "(unless pod-level requests state it): what a node's non-zero requested total counts.")
+def _nonzero_requests(pod):
+    return nonzero_pod_requests(pod)
+
+
+@builtin("container_requests", [record("Pod"), BOOL], RESOURCES,
+         "The requests of the pod's containers and overhead, ignoring pod-level resources; with nonzero=true "
+         "a container without a cpu or memory request counts 100m / 200Mi (NodeResourcesFit's scoring).")
+def _container_requests(pod, nonzero):
+    return pod_requests(pod, NON_ZERO_DEFAULTS if nonzero else None, pod_level=False)
+
+
+@builtin("requested", [record("Node")], RESOURCES, "The sum of requests(p) over the pods on the node.",
+         needs_state=True)
+def _requested(state, node):
+    return state.requested.get(node.metadata.name, {})
+
+
+@builtin("nonzero_requested", [record("Node")], RESOURCES,
+         "The sum of nonzero_requests(p) over the pods on the node.", needs_state=True)
+def _nonzero_requested(state, node):
+    return state.nonzero_requested.get(node.metadata.name, {})
+
+
+def is_prefixed_native(name: str) -> bool:
+    return "kubernetes.io/" in name
+
+
+@builtin("is_extended_resource", [STRING], BOOL,
+         "Whether a resource name is an extended resource (example.com/foo): not native, not kubernetes.io/.")
+def is_extended_resource(name):
+    native = "/" not in name or is_prefixed_native(name)
+    return not native and not name.startswith("requests.")
+
+
+@builtin("is_scalar_resource", [STRING], BOOL,
+         "Whether kube-scheduler tracks the resource as a scalar: extended, hugepages-*, kubernetes.io/* "
+         "or attachable-volumes-*.")
+def _is_scalar_resource(name):
+    return (is_extended_resource(name) or name.startswith("hugepages-") or is_prefixed_native(name)
+            or name.startswith("attachable-volumes-"))
+
+
+@builtin("namespace_labels", [STRING], map_of(STRING, STRING), "The labels of the named Namespace object.",
+         needs_state=True)
+def _namespace_labels(state, name):
+    return state.namespace_labels(name)
+
+
+@builtin("taint", [STRING, STRING, STRING], record("Taint"), "A taint with this key, value and effect.")
+def _taint(key, value, effect):
+    return model.Taint(key=key, value=value, effect=effect)
+
+
+@builtin("tolerates", [record("Toleration"), record("Taint")], BOOL,
+         "Whether the toleration tolerates the taint (the API's Toleration.ToleratesTaint).")
+def tolerates(tol, taint):
+    if tol is None or taint is None:
+        return False
+    if tol.effect and tol.effect != taint.effect:
+        return False
+    if tol.key and tol.key != taint.key:
+        return False
+    if tol.operator == "Exists":
+        return True
+    if tol.operator in ("Equal", ""):
+        return tol.value == taint.value
+    return False
+
+
+@builtin("selector_matches", [record("LabelSelector"), map_of(STRING, STRING)], BOOL,
+         "Whether labels satisfy a LabelSelector. A null selector matches nothing; an empty one everything.")
+def selector_matches(selector, labels):
+    if selector is None:
+        return False
+    labels = labels or {}
+    for key, val in selector.match_labels.items():
+        if labels.get(key) != val:
+            return False
+    for req in selector.match_expressions:
+        has = req.key in labels
+        op = req.operator
+        if op == "In":
+            ok = has and labels[req.key] in req.values
+        elif op == "NotIn":
+            ok = not has or labels[req.key] not in req.values
+        elif op == "Exists":
+            ok = has
+        elif op == "DoesNotExist":
+            ok = not has
+        else:
+            return False
+        if not ok:
+            return False
+    return True
+
+
+_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
+_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_INT64 = re.compile(r"^[+-]?[0-9]+$")
+
+
+def _valid_label_key(key: str) -> bool:
+    prefix, _, name = key.rpartition("/")
+    if "/" in key and (not prefix or len(prefix) > 253 or not _PREFIX.match(prefix)):
+        return False
+    return 0 < len(name) <= 63 and bool(_NAME.match(name))
+
+
+def _valid_label_value(value: str) -> bool:
+    return value == "" or (len(value) <= 63 and bool(_NAME.match(value)))
+
+
+def _requirement_valid(req) -> bool:
+    """labels.NewRequirement's validation: a bad requirement makes its whole term fail."""
+    if not _valid_label_key(req.key):
+        return False
+    op = req.operator
+    if op in ("In", "NotIn"):
+        return len(req.values) > 0 and all(_valid_label_value(v) for v in req.values)
+    if op in ("Exists", "DoesNotExist"):
+        return len(req.values) == 0
+    if op in ("Gt", "Lt"):
+        return len(req.values) == 1 and bool(_INT64.match(req.values[0]))
+    return False
+
+
+def _requirement_matches(req, value: str | None) -> bool:
+    op = req.operator
+    if op == "In":
+        return value is not None and value in req.values
+    if op == "NotIn":
+        return value is None or value not in req.values
+    if op == "Exists":
+        return value is not None
+    if op == "DoesNotExist":
+        return value is None
+    if op in ("Gt", "Lt"):
+        if value is None or len(req.values) != 1 or not _INT64.match(value) or not _INT64.match(req.values[0]):
+            return False
+        have, bound = int(value, 10), int(req.values[0], 10)
+        return have > bound if op == "Gt" else have < bound
+    return False
+
+
+def _field_requirement_valid(req) -> bool:
+    return req.key == "metadata.name" and req.operator in ("In", "NotIn") and len(req.values) == 1
+
+
+@builtin("node_selector_term_matches", [record("NodeSelectorTerm"), record("Node")], BOOL,
+         "Whether a node satisfies one NodeSelectorTerm; a term with no requirements matches nothing.")
+def term_matches(term, node):
+    if term is None or (not term.match_expressions and not term.match_fields):
+        return False
+    labels = node.metadata.labels
+    for req in term.match_expressions:
+        if not _requirement_valid(req) or not _requirement_matches(req, labels.get(req.key)):
+            return False
+    if not node.metadata.name:
+        return all(_field_requirement_valid(r) for r in term.match_fields)
+    for req in term.match_fields:
+        if not _field_requirement_valid(req):
+            return False
+        if not _requirement_matches(req, node.metadata.name):
+            return False
+    return True
+
+
+@builtin("node_selector_matches", [record("NodeSelector"), record("Node")], BOOL,
+         "Whether a node satisfies a NodeSelector: any of its terms.")
+def node_selector_matches(selector, node):
+    if selector is None:
+        return True
+    return any(term_matches(t, node) for t in selector.node_selector_terms)
+
+
+def check_call(name: str, arg_types: list[Type]) -> tuple[Type | None, str | None]:
+    """The result type of a builtin call, or an error message."""
+    b = REGISTRY[name]
+    n = len(arg_types)
+    if b.variadic:
+        if n < len(b.params):
+            return None, f"{name}() takes at least {len(b.params)} arguments, got {n}"
+        params = list(b.params) + [b.params[-1]] * (n - len(b.params))
+    else:
+        if n != len(b.params):
+            return None, f"{name}() takes {len(b.params)} argument{'s' if len(b.params) != 1 else ''}, got {n}"
+        params = list(b.params)
+    for i, (want, got) in enumerate(zip(params, arg_types)):
+        if not compatible(want, got) and not (want.kind == got.kind and want.kind in ("list", "map")):
+            return None, f"argument {i + 1} of {name}() must be {want}, not {got}"
+    return b.result_type(arg_types), None

@@ -1,0 +1,217 @@
+"""Compile: a checked program's profile → Plan.
+
+Names are resolved, defs inlined (with their parameters renamed so nothing is captured),
+aggregates over plain lists turned into comprehensions, params bound to constants, and
+each statement placed in its stage using the dependencies the checker found.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from . import ast
+from . import plan as P
+from .check import Checked
+from .diagnostics import Diagnostic, PolicyError
+from .source import NO_SPAN
+
+POD_SCOPES = frozenset({"pod", "cluster", "params"})
+AGGREGATES = ("sum", "any", "all", "count", "first", "min", "max")
+# PostFilter plugins whose logic is engine code (preemption re-runs the plan's own filters).
+ENGINE_POSTFILTERS = ("DynamicResources", "DefaultPreemption")
+
+
+def compile_profile(checked: Checked, name: str | None = None) -> P.Plan:
+    """The plan of the named profile (or the only / first one in the root file)."""
+    profiles = checked.program.profiles()
+    if not profiles:
+        raise PolicyError([Diagnostic("P080", "no profile is declared", checked.program.root_module.span)],
+                          checked.program.sources)
+    if name is None:
+        root = [p for p in profiles if p[0] == checked.program.root] or profiles
+        path, profile = root[0]
+    else:
+        found = [p for p in profiles if p[1].name == name]
+        if not found:
+            known = ", ".join(sorted(p.name for _, p in profiles))
+            raise PolicyError([Diagnostic("P080", f"no profile named '{name}' (profiles: {known})",
+                                          checked.program.root_module.span)], checked.program.sources)
+        path, profile = found[0]
+    return _Compiler(checked).profile(path, profile)
+
+
+def compile_all(checked: Checked) -> dict[str, P.Plan]:
+    compiler = _Compiler(checked)
+    return {profile.name: compiler.profile(path, profile) for path, profile in checked.program.profiles()}
+
+
+class _Compiler:
+    def __init__(self, checked: Checked):
+        self.checked = checked
+        self.program = checked.program
+        self.counter = itertools.count(1)
+
+    def fresh(self, name: str) -> str:
+        return f"{name}#{next(self.counter)}"
+
+    def deps(self, node) -> frozenset:
+        return self.checked.stage_deps.get(id(node), frozenset())
+
+    # ---- profiles and policies ----
+    def profile(self, path: str, profile: ast.Profile) -> P.Plan:
+        plugins = []
+        for use in profile.uses:
+            target = self.program.uses[(path, id(use))]
+            plugins.append(self.plugin(target, use, path))
+        pct = profile.percentage_of_nodes_to_score
+        return P.Plan(profile.name, tuple(plugins), pct.value if pct is not None else None, origin=profile.span)
+
+    def plugin(self, module_path: str, use: ast.Use, use_path: str) -> P.PluginPlan:
+        module = self.program.modules[module_path]
+        name = module.policy.name
+        params = self.params(module_path, module, use, use_path)
+        filters = () if "filter" in use.without else tuple(
+            self.filter(module_path, f) for f in module.of_type(ast.Filter))
+        scores = () if "score" in use.without else module.of_type(ast.Score)
+        score = self.score(module_path, scores[0]) if scores else None
+        weight = use.weight.value if use.weight is not None else 1
+        return P.PluginPlan(name, weight, params, filters, score,
+                            postfilter=name in ENGINE_POSTFILTERS, origin=use.span)
+
+    def params(self, module_path, module, use, use_path) -> dict:
+        from .run.interpret import evaluate
+
+        types = self.checked.param_types.get(module_path, {})
+        values = {}
+        for p in module.of_type(ast.Param):
+            if p.default is not None:
+                values[p.name] = evaluate(self.expr(p.default, module_path, {}), {})
+        for arg, expr, _ in use.args:
+            values[arg] = merge_defaults(values.get(arg), evaluate(self.expr(expr, use_path, {}), {}))
+        return {name: as_param_value(types.get(name), v) for name, v in values.items()}
+
+    # ---- blocks ----
+    def filter(self, path: str, block: ast.Filter) -> P.FilterPlan:
+        names: dict[str, str] = {}
+        pod_steps, node_steps = [], []
+        for stmt in block.body:
+            deps = self.deps(stmt)
+            pod_stage = deps <= POD_SCOPES
+            if isinstance(stmt, ast.Skip):
+                pod_steps.append(P.SkipStep(self.expr(stmt.cond, path, names), origin=stmt.span))
+            elif isinstance(stmt, ast.Let):
+                value = self.expr(stmt.value, path, names)
+                names[stmt.name] = self.fresh(stmt.name)
+                step = P.LetStep(names[stmt.name], value, "pod" if pod_stage else "node", origin=stmt.span)
+                (pod_steps if pod_stage else node_steps).append(step)
+            elif isinstance(stmt, ast.Reject):
+                step = P.RejectStep(self.expr(stmt.cond, path, names), self.expr(stmt.reason, path, names),
+                                    stmt.code, origin=stmt.span)
+                (pod_steps if stmt.pod else node_steps).append(step)
+            elif isinstance(stmt, ast.Restrict):
+                pod_steps.append(P.RestrictStep(self.expr(stmt.names, path, names), origin=stmt.span))
+        return P.FilterPlan(block.name, tuple(pod_steps), tuple(node_steps), origin=block.span)
+
+    def score(self, path: str, block: ast.Score) -> P.ScorePlan:
+        names: dict[str, str] = {}
+        pod_steps, feasible_steps, node_steps = [], [], []
+        value, normalize, normalize_expr = P.Const(0), "none", None
+        for stmt in block.body:
+            deps = self.deps(stmt)
+            if isinstance(stmt, ast.Skip):
+                step = P.SkipStep(self.expr(stmt.cond, path, names), origin=stmt.span)
+                (pod_steps if deps <= POD_SCOPES else feasible_steps).append(step)
+            elif isinstance(stmt, ast.Let):
+                expr = self.expr(stmt.value, path, names)
+                names[stmt.name] = self.fresh(stmt.name)
+                if deps <= POD_SCOPES:
+                    pod_steps.append(P.LetStep(names[stmt.name], expr, "pod", origin=stmt.span))
+                elif "node" not in deps:
+                    feasible_steps.append(P.LetStep(names[stmt.name], expr, "feasible", origin=stmt.span))
+                else:
+                    node_steps.append(P.LetStep(names[stmt.name], expr, "node", origin=stmt.span))
+            elif isinstance(stmt, ast.Value):
+                value = self.expr(stmt.expr, path, names)
+            elif isinstance(stmt, ast.Normalize):
+                normalize = stmt.method
+                if stmt.expr is not None:
+                    normalize_expr = self.expr(stmt.expr, path, names)
+        return P.ScorePlan(block.name, tuple(pod_steps), tuple(feasible_steps), tuple(node_steps),
+                           value, normalize, normalize_expr, origin=block.span)
+
+    # ---- expressions ----
+    def expr(self, e, path: str, names: dict) -> P.IR:
+        return getattr(self, "lower_" + type(e).__name__)(e, path, names)
+
+    def lower_Literal(self, e, path, names):
+        return P.Const(e.value)
+
+    def lower_Interpolated(self, e, path, names):
+        return P.Format(tuple(p if isinstance(p, str) else self.expr(p, path, names) for p in e.parts))
+
+    def lower_Name(self, e, path, names):
+        return P.Var(names.get(e.id, e.id))
+
+    def lower_Field(self, e, path, names):
+        return P.GetField(self.expr(e.target, path, names), e.name)
+
+    def lower_Index(self, e, path, names):
+        return P.GetIndex(self.expr(e.target, path, names), self.expr(e.key, path, names))
+
+    def lower_Unary(self, e, path, names):
+        operand = self.expr(e.operand, path, names)
+        return P.Not(operand) if e.op == "not" else P.Neg(operand)
+
+    def lower_Binary(self, e, path, names):
+        return P.Op(e.op, self.expr(e.left, path, names), self.expr(e.right, path, names))
+
+    def lower_If(self, e, path, names):
+        return P.Cond(self.expr(e.cond, path, names), self.expr(e.then, path, names),
+                      self.expr(e.else_, path, names))
+
+    def lower_ListExpr(self, e, path, names):
+        return P.MakeList(tuple(self.expr(i, path, names) for i in e.items))
+
+    def lower_MapExpr(self, e, path, names):
+        return P.MakeMap(tuple(e.keys), tuple(self.expr(v, path, names) for v in e.values))
+
+    def lower_Comprehension(self, e, path, names):
+        source = self.expr(e.source, path, names)
+        var = self.fresh(e.var)
+        inner = {**names, e.var: var}
+        lower = lambda x: self.expr(x, path, inner) if x is not None else None  # noqa: E731
+        return P.Comp(e.kind, var, source, lower(e.element), lower(e.where), lower(e.by))
+
+    def lower_Call(self, e, path, names):
+        args = tuple(self.expr(a, path, names) for a in e.args)
+        module_path, func = path, e.func
+        if "." in func:
+            alias, func = func.split(".", 1)
+            module_path = self.program.imports[path][alias]
+        module = self.program.modules[module_path]
+        defs = {d.name: d for d in module.of_type(ast.Def)}
+        if func in defs:
+            d = defs[func]
+            params = tuple(self.fresh(p) for p in d.params)
+            body = self.expr(d.body, module_path, dict(zip(d.params, params)))
+            return P.Bind(params, args, body, def_name=func)
+        if func in AGGREGATES and len(args) == 1:
+            return P.Comp(func, self.fresh("x"), args[0])
+        return P.CallBuiltin(func, args)
+
+
+def merge_defaults(default, given):
+    """A record argument keeps the default's values for the fields it leaves out."""
+    if isinstance(default, dict) and isinstance(given, dict):
+        return {**default, **{k: merge_defaults(default.get(k), v) for k, v in given.items()}}
+    return given
+
+
+def as_param_value(t, value):
+    """Params typed as a Kubernetes kind hold the typed object, as cluster data does."""
+    from .cluster.load import CONVERTER
+    from .types import MODEL_CLASSES
+
+    if t is not None and t.kind == "record" and t.name in MODEL_CLASSES and isinstance(value, dict):
+        return CONVERTER.structure(value, MODEL_CLASSES[t.name])
+    return value

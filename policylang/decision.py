@@ -1,0 +1,74 @@
+"""What running a plan decides for one pod: per node, the filter outcome and the scores;
+overall, the selected node and kube-scheduler's message when nothing fits."""
+
+from __future__ import annotations
+
+import attrs
+
+SUCCESS = "Success"
+UNSCHEDULABLE = "Unschedulable"
+UNRESOLVABLE = "UnschedulableAndUnresolvable"
+ERROR = "Error"
+
+
+@attrs.frozen
+class Status:
+    """A plugin's verdict, as kube-scheduler's framework.Status."""
+    code: str
+    reasons: tuple = ()
+    plugin: str = ""
+
+    @property
+    def message(self) -> str:
+        return ", ".join(self.reasons)
+
+
+@attrs.frozen
+class PluginScore:
+    raw: int
+    normalized: int
+    weight: int
+
+    @property
+    def weighted(self) -> int:
+        return self.normalized * self.weight
+
+
+@attrs.frozen
+class NodeResult:
+    name: str
+    failure: "Status | None" = None
+    scores: "dict[str, PluginScore] | None" = None   # feasible nodes only; plugin → score
+
+    @property
+    def feasible(self) -> bool:
+        return self.failure is None
+
+    @property
+    def total(self) -> "int | None":
+        if self.scores is None:
+            return None
+        return sum(s.weighted for s in self.scores.values())
+
+
+@attrs.frozen
+class Victim:
+    namespace: str
+    name: str
+
+
+@attrs.frozen
+class Decision:
+    pod_namespace: str
+    pod_name: str
+    profile: str
+    nodes: tuple                      # of NodeResult, sorted by node name
+    selected: "str | None" = None
+    fit_error: "str | None" = None    # FitError text (without PostFilter's part)
+    message: "str | None" = None      # the PodScheduled condition's message
+    nominated_node: "str | None" = None
+    victims: tuple = ()
+
+    @property
+    def feasible(self) -> tuple:
+        return tuple(n.name for n in self.nodes if n.feasible)

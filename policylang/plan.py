@@ -1,0 +1,198 @@
+"""The evaluation plan: what `compile` produces and every executor runs.
+
+A Plan is pure data (frozen attrs) and prints readably (``policylang plan``). Each
+statement is placed in the stage its dependencies allow:
+
+- ``pod``: depends only on the pod, the cluster and params: evaluated once per pod
+  (kube-scheduler's PreFilter / PreScore);
+- ``feasible``: also reads the list of feasible nodes: once per pod, after filtering;
+- ``node``: evaluated for every node (Filter / Score);
+- normalisation sees every scored node at once.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+import attrs
+
+from .source import NO_SPAN, Span
+
+
+def _origin():
+    return attrs.field(default=NO_SPAN, eq=False, repr=False, kw_only=True)
+
+
+# ---- expressions: names resolved, defs inlined, aggregates unified ------------------
+
+@attrs.frozen
+class Const:
+    value: object
+
+
+@attrs.frozen
+class Var:
+    """A scope (pod, node, cluster, params, feasible, score, scores) or a local (unique name)."""
+    name: str
+
+
+@attrs.frozen
+class GetField:
+    target: "IR"
+    name: str  # the API field name
+
+
+@attrs.frozen
+class GetIndex:
+    target: "IR"
+    key: "IR"
+
+
+@attrs.frozen
+class Op:
+    op: str
+    left: "IR"
+    right: "IR"
+
+
+@attrs.frozen
+class Not:
+    operand: "IR"
+
+
+@attrs.frozen
+class Neg:
+    operand: "IR"
+
+
+@attrs.frozen
+class Cond:
+    cond: "IR"
+    then: "IR"
+    else_: "IR"
+
+
+@attrs.frozen
+class MakeList:
+    items: tuple
+
+
+@attrs.frozen
+class MakeMap:
+    keys: tuple
+    values: tuple
+
+
+@attrs.frozen
+class Format:
+    """String interpolation: parts are str or IR."""
+    parts: tuple
+
+
+@attrs.frozen
+class Comp:
+    """kind ∈ list any all count sum min max first group, over ``source`` binding ``var``."""
+    kind: str
+    var: str
+    source: "IR"
+    element: "IR | None" = None
+    where: "IR | None" = None
+    by: "IR | None" = None
+
+
+@attrs.frozen
+class CallBuiltin:
+    name: str
+    args: tuple
+
+
+@attrs.frozen
+class Bind:
+    """An inlined def: its parameters (renamed to be unique) bound to the arguments."""
+    names: tuple
+    values: tuple
+    body: "IR"
+    def_name: str = ""
+
+
+IR = Union[Const, Var, GetField, GetIndex, Op, Not, Neg, Cond, MakeList, MakeMap, Format, Comp, CallBuiltin, Bind]
+
+
+# ---- statements -----------------------------------------------------------------------
+
+@attrs.frozen
+class LetStep:
+    name: str
+    expr: IR
+    stage: str
+    origin: Span = _origin()
+
+
+@attrs.frozen
+class SkipStep:
+    """The block does not run for this pod when ``cond`` holds (a PreFilter / PreScore Skip)."""
+    cond: IR
+    origin: Span = _origin()
+
+
+@attrs.frozen
+class RejectStep:
+    cond: IR
+    reason: IR
+    code: str
+    origin: Span = _origin()
+
+
+@attrs.frozen
+class RestrictStep:
+    names: IR
+    origin: Span = _origin()
+
+
+@attrs.frozen
+class FilterPlan:
+    """One `filter` block. ``pod_steps`` run once per pod (lets, skips, `reject pod`,
+    `restrict`), in source order; ``node_steps`` run per node, stopping at the first rejection."""
+    name: str
+    pod_steps: tuple
+    node_steps: tuple
+    origin: Span = _origin()
+
+
+@attrs.frozen
+class ScorePlan:
+    name: str
+    pod_steps: tuple
+    feasible_steps: tuple
+    node_steps: tuple
+    value: IR
+    normalize: str            # none | max | reverse | minmax | with
+    normalize_expr: "IR | None" = None
+    origin: Span = _origin()
+
+
+@attrs.frozen
+class PluginPlan:
+    name: str
+    weight: int
+    params: object            # dict of param values
+    filters: tuple            # of FilterPlan, run in order
+    score: "ScorePlan | None"
+    postfilter: bool = False  # engine-implemented PostFilter (DefaultPreemption, DynamicResources)
+    origin: Span = _origin()
+
+
+@attrs.frozen
+class Plan:
+    profile: str
+    plugins: tuple
+    percentage_of_nodes_to_score: "int | None" = None
+    origin: Span = _origin()
+
+    @property
+    def filter_plugins(self):
+        return tuple(p for p in self.plugins if p.filters)
+
+    @property
+    def score_plugins(self):
+        return tuple(p for p in self.plugins if p.score is not None)

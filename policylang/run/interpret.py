@@ -1,0 +1,317 @@
+"""The reference interpreter of plan expressions.
+
+Each IR node is turned once into a Python closure ``f(env) -> value``; running a plan is
+then calling closures, with no re-walking of the tree per node. ``env`` is a dict of
+variables; ``env["$state"]`` is the ClusterState (for derived fields and state builtins).
+
+Values: null is None; lists are Python sequences; maps are dicts; records are attrs
+objects (cluster data) or dicts (params, record literals). Field access and indexing are
+null-safe; arithmetic with null is null; ordering comparisons with null are false; null
+is false where a condition is expected.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Any, Callable
+
+import attrs
+
+from .. import builtins as bi
+from .. import plan as P
+from ..cluster import model
+from ..cluster.quantity import Quantity
+from ..builtins import EvalError
+
+Fn = Callable[[dict], Any]
+
+
+def evaluate(ir: P.IR, env: dict) -> Any:
+    return compile_ir(ir)(env)
+
+
+@lru_cache(maxsize=None)
+def _api_attrs(cls: type) -> dict[str, str]:
+    return {model.api_name(a.name): a.name for a in attrs.fields(cls)}
+
+
+def get_field(obj: Any, name: str, state) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, dict):
+        return obj.get(name)
+    attr = _api_attrs(type(obj)).get(name)
+    if attr is not None:
+        return getattr(obj, attr)
+    if name == "pods" and isinstance(obj, model.Node):
+        return state.pods_by_node.get(obj.metadata.name, ()) if state is not None else ()
+    raise EvalError(f"{type(obj).__name__} has no field '{name}'")
+
+
+def _truthy(v) -> bool:
+    return bool(v) if isinstance(v, bool) else v is not None and v is not False
+
+
+def go_div(a, b):
+    if b == 0:
+        raise EvalError("division by zero")
+    if isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool):
+        q = abs(a) // abs(b)
+        return q if (a >= 0) == (b >= 0) else -q
+    if isinstance(a, Quantity) or isinstance(b, Quantity):
+        raise EvalError("cannot divide quantities; use milli(q) or value(q)")
+    return a / b
+
+
+def go_mod(a, b):
+    if b == 0:
+        raise EvalError("division by zero")
+    if isinstance(a, int) and isinstance(b, int):
+        return a - b * go_div(a, b)
+    return math.fmod(a, b)
+
+
+def _arith(op: str, a, b):
+    if a is None or b is None:
+        return None
+    if op == "+":
+        if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+            return list(a) + list(b)
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "/":
+        return go_div(a, b)
+    if op == "%":
+        return go_mod(a, b)
+    raise EvalError(f"unknown operator {op}")
+
+
+def _order(op: str, a, b) -> bool:
+    if a is None or b is None:
+        return False
+    try:
+        if op == "<":
+            return a < b
+        if op == "<=":
+            return a <= b
+        if op == ">":
+            return a > b
+        return a >= b
+    except TypeError:
+        raise EvalError(f"cannot compare {type(a).__name__} and {type(b).__name__}") from None
+
+
+def _contains(container, item) -> bool:
+    if container is None:
+        return False
+    if isinstance(container, str):
+        return isinstance(item, str) and item in container
+    return item in container
+
+
+def compile_ir(ir: P.IR) -> Fn:
+    return _COMPILERS[type(ir)](ir)
+
+
+def _const(ir: P.Const) -> Fn:
+    value = ir.value
+    return lambda env: value
+
+
+def _var(ir: P.Var) -> Fn:
+    name = ir.name
+    return lambda env: env[name]
+
+
+def _field(ir: P.GetField) -> Fn:
+    target, name = compile_ir(ir.target), ir.name
+
+    def run(env):
+        return get_field(target(env), name, env.get("$state"))
+    return run
+
+
+def _index(ir: P.GetIndex) -> Fn:
+    target, key = compile_ir(ir.target), compile_ir(ir.key)
+
+    def run(env):
+        obj, k = target(env), key(env)
+        if obj is None or k is None:
+            return None
+        if isinstance(obj, dict):
+            return obj.get(k)
+        if isinstance(k, bool) or not isinstance(k, int):
+            raise EvalError(f"a list index is an int, not {k!r}")
+        return obj[k] if -len(obj) <= k < len(obj) else None
+    return run
+
+
+def _op(ir: P.Op) -> Fn:
+    op, left, right = ir.op, compile_ir(ir.left), compile_ir(ir.right)
+    if op == "and":
+        return lambda env: _truthy(left(env)) and _truthy(right(env))
+    if op == "or":
+        return lambda env: _truthy(left(env)) or _truthy(right(env))
+    if op == "??":
+        def coalesce(env):
+            v = left(env)
+            return right(env) if v is None else v
+        return coalesce
+    if op == "==":
+        return lambda env: left(env) == right(env)
+    if op == "!=":
+        return lambda env: left(env) != right(env)
+    if op in ("<", "<=", ">", ">="):
+        return lambda env: _order(op, left(env), right(env))
+    if op == "in":
+        return lambda env: _contains(right(env), left(env))
+    if op == "notin":
+        return lambda env: not _contains(right(env), left(env))
+    return lambda env: _arith(op, left(env), right(env))
+
+
+def _not(ir: P.Not) -> Fn:
+    operand = compile_ir(ir.operand)
+    return lambda env: not _truthy(operand(env))
+
+
+def _neg(ir: P.Neg) -> Fn:
+    operand = compile_ir(ir.operand)
+
+    def run(env):
+        v = operand(env)
+        return None if v is None else -v
+    return run
+
+
+def _cond(ir: P.Cond) -> Fn:
+    c, a, b = compile_ir(ir.cond), compile_ir(ir.then), compile_ir(ir.else_)
+    return lambda env: a(env) if _truthy(c(env)) else b(env)
+
+
+def _list(ir: P.MakeList) -> Fn:
+    items = [compile_ir(i) for i in ir.items]
+    return lambda env: [f(env) for f in items]
+
+
+def _map(ir: P.MakeMap) -> Fn:
+    keys, values = ir.keys, [compile_ir(v) for v in ir.values]
+    return lambda env: {k: f(env) for k, f in zip(keys, values)}
+
+
+def _format(ir: P.Format) -> Fn:
+    parts = [p if isinstance(p, str) else compile_ir(p) for p in ir.parts]
+
+    def run(env):
+        return "".join(p if isinstance(p, str) else bi.to_string(p(env)) for p in parts)
+    return run
+
+
+def _comp(ir: P.Comp) -> Fn:
+    kind, var = ir.kind, ir.var
+    source = compile_ir(ir.source)
+    element = compile_ir(ir.element) if ir.element is not None else None
+    where = compile_ir(ir.where) if ir.where is not None else None
+    by = compile_ir(ir.by) if ir.by is not None else None
+
+    def items(env):
+        seq = source(env)
+        if seq is None:
+            return
+        for x in seq:
+            env[var] = x
+            if where is None or _truthy(where(env)):
+                yield x
+
+    def project(env):
+        for x in items(env):
+            yield element(env) if element is not None else x
+
+    if kind == "list":
+        return lambda env: list(project(env))
+    if kind in ("any", "all") and element is None and where is not None:
+        # `all(x in xs where c)`: c is the predicate every (or some) x must satisfy.
+        quantifier = all if kind == "all" else any
+
+        def quantify(env):
+            seq = source(env)
+            if seq is None:
+                return kind == "all"
+            return quantifier(_satisfies(env, var, x, where) for x in seq)
+        return quantify
+    if kind == "any":
+        return lambda env: any(_truthy(v) for v in project(env))
+    if kind == "all":
+        return lambda env: all(_truthy(v) for v in project(env))
+    if kind == "count":
+        return lambda env: sum(1 for _ in items(env))
+    if kind == "sum":
+        def total(env):
+            acc = 0
+            for v in project(env):
+                if v is not None:
+                    acc = acc + v
+            return acc
+        return total
+    if kind in ("min", "max"):
+        pick = min if kind == "min" else max
+
+        def extreme(env):
+            vals = [v for v in project(env) if v is not None]
+            return pick(vals) if vals else None
+        return extreme
+    if kind == "first":
+        def first(env):
+            for v in project(env):
+                return v
+            return None
+        return first
+    if kind == "group":
+        def group(env):
+            out: dict = {}
+            for x in items(env):
+                out.setdefault(by(env), []).append(element(env) if element is not None else x)
+            return out
+        return group
+    raise EvalError(f"unknown comprehension {kind}")
+
+
+def _satisfies(env: dict, var: str, x, predicate: Fn) -> bool:
+    env[var] = x
+    return _truthy(predicate(env))
+
+
+def _call(ir: P.CallBuiltin) -> Fn:
+    b = bi.REGISTRY[ir.name]
+    args = [compile_ir(a) for a in ir.args]
+    impl = b.impl
+    if b.needs_state:
+        return lambda env: impl(env.get("$state"), *[a(env) for a in args])
+    if len(args) == 1:
+        a0 = args[0]
+        return lambda env: impl(a0(env))
+    if len(args) == 2:
+        a0, a1 = args
+        return lambda env: impl(a0(env), a1(env))
+    return lambda env: impl(*[a(env) for a in args])
+
+
+def _bind(ir: P.Bind) -> Fn:
+    names, values, body = ir.names, [compile_ir(v) for v in ir.values], compile_ir(ir.body)
+
+    def run(env):
+        for n, v in zip(names, values):
+            env[n] = v(env)
+        return body(env)
+    return run
+
+
+_COMPILERS = {
+    P.Const: _const, P.Var: _var, P.GetField: _field, P.GetIndex: _index, P.Op: _op, P.Not: _not,
+    P.Neg: _neg, P.Cond: _cond, P.MakeList: _list, P.MakeMap: _map, P.Format: _format, P.Comp: _comp,
+    P.CallBuiltin: _call, P.Bind: _bind,
+}

@@ -1,0 +1,354 @@
+"""Run a Plan for one pod, as kube-scheduler's scheduling cycle does.
+
+PreFilter (pod-stage steps, once) → Filter (node by node, stopping at a node's first
+failing plugin) → PostFilter when nothing fits → PreScore/Score/NormalizeScore → the
+weighted total → the best node (ties: smallest name, or seeded random).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Iterable
+
+import attrs
+
+from .. import plan as P
+from ..builtins import EvalError
+from ..cluster.model import Node, Pod
+from ..cluster.state import ClusterState
+from ..decision import (ERROR, UNRESOLVABLE, UNSCHEDULABLE, Decision, NodeResult, PluginScore, Status)
+from .interpret import compile_ir
+
+MAX_NODE_SCORE = 100
+
+
+class PlanRuntimeError(Exception):
+    """A policy failed while running (the framework's Error status): scheduling stops."""
+
+
+# ---- the plan, compiled to closures once --------------------------------------------
+
+@attrs.frozen
+class _Step:
+    kind: str      # let | reject | restrict
+    name: str
+    fn: Any
+    reason: Any = None
+    code: str = ""
+
+
+def _steps(steps: Iterable) -> tuple:
+    out = []
+    for s in steps:
+        if isinstance(s, P.LetStep):
+            out.append(_Step("let", s.name, compile_ir(s.expr)))
+        elif isinstance(s, P.SkipStep):
+            out.append(_Step("skip", "", compile_ir(s.cond)))
+        elif isinstance(s, P.RejectStep):
+            out.append(_Step("reject", "", compile_ir(s.cond), compile_ir(s.reason), s.code))
+        elif isinstance(s, P.RestrictStep):
+            out.append(_Step("restrict", "", compile_ir(s.names)))
+    return tuple(out)
+
+
+@attrs.frozen
+class _Filter:
+    pod_steps: tuple
+    node_steps: tuple
+
+
+@attrs.frozen
+class _Score:
+    pod_steps: tuple
+    feasible_steps: tuple
+    node_steps: tuple
+    value: Any
+    normalize: str
+    normalize_fn: Any
+
+
+@attrs.frozen
+class _Plugin:
+    name: str
+    weight: int
+    params: dict
+    filters: tuple
+    score: "_Score | None"
+    postfilter: bool
+
+
+class Executable:
+    """A Plan whose expressions are compiled to closures, ready to schedule many pods."""
+
+    def __init__(self, plan: P.Plan):
+        self.plan = plan
+        self.plugins = tuple(self._plugin(p) for p in plan.plugins)
+
+    @staticmethod
+    def _plugin(p: P.PluginPlan) -> _Plugin:
+        filters = tuple(_Filter(_steps(f.pod_steps), _steps(f.node_steps)) for f in p.filters)
+        score = None
+        if p.score is not None:
+            s = p.score
+            score = _Score(_steps(s.pod_steps),
+                           _steps(s.feasible_steps), _steps(s.node_steps), compile_ir(s.value), s.normalize,
+                           compile_ir(s.normalize_expr) if s.normalize_expr is not None else None)
+        return _Plugin(p.name, p.weight, dict(p.params), filters, score, p.postfilter)
+
+
+# ---- one scheduling cycle ----------------------------------------------------------------
+
+def _reasons(value) -> tuple:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value)
+
+
+@attrs.define
+class PreFilterOutcome:
+    envs: dict                     # plugin name → env after its pod-stage steps
+    active: dict                   # plugin name → filters not skipped
+    status: "Status | None" = None  # a PreFilter rejection
+    allowed: "set | None" = None   # restrict nodes to
+    restricted_by: tuple = ()      # plugins that restricted the node set
+    reached: set = attrs.Factory(set)
+
+
+def cluster_view(state: ClusterState) -> dict:
+    return {
+        "nodes": state.node_list,
+        "pods": state.bound_pods,
+        "namespaces": list(state.namespaces.values()),
+        "services": state.services,
+        "workloads": state.workloads,
+        "priorityClasses": list(state.priority_classes.values()),
+        "podDisruptionBudgets": state.pdbs,
+    }
+
+
+def base_env(state: ClusterState, pod: Pod, cluster: dict | None = None) -> dict:
+    return {"pod": pod, "cluster": cluster if cluster is not None else cluster_view(state), "$state": state}
+
+
+def run_prefilter(exe: Executable, state: ClusterState, pod: Pod, base: dict) -> PreFilterOutcome:
+    out = PreFilterOutcome(envs={}, active={})
+    restricting: list[str] = []
+    for plugin in exe.plugins:
+        env = {**base, "params": plugin.params}
+        out.envs[plugin.name] = env
+        if not plugin.filters:
+            continue
+        out.reached.add(plugin.name)
+        active = []
+        for f in plugin.filters:
+            skipped = False
+            for step in f.pod_steps:
+                if step.kind == "skip":
+                    if _truthy(_call(step.fn, env, plugin.name, "PreFilter")):
+                        skipped = True
+                        break
+                elif step.kind == "let":
+                    env[step.name] = _call(step.fn, env, plugin.name, "PreFilter")
+                elif step.kind == "restrict":
+                    names = _call(step.fn, env, plugin.name, "PreFilter")
+                    if names is not None:
+                        restricting.append(plugin.name)
+                        names = set(names)
+                        out.allowed = names if out.allowed is None else out.allowed & names
+                elif _truthy(_call(step.fn, env, plugin.name, "PreFilter")):
+                    status = Status(step.code, _reasons(_call(step.reason, env, plugin.name, "PreFilter")),
+                                    plugin.name)
+                    out.status = status
+                    if status.code == UNRESOLVABLE:
+                        out.active[plugin.name] = active
+                        return out
+                    break
+            if not skipped:
+                active.append(f)
+        out.active[plugin.name] = active
+        if out.allowed is not None and not out.allowed:
+            plugins = sorted(set(restricting))
+            text = (f"node(s) didn't satisfy plugin {plugins[0]}" if len(plugins) == 1 else
+                    f"node(s) didn't satisfy plugin(s) [{' '.join(plugins)}] simultaneously")
+            out.status = Status(UNRESOLVABLE, (text,), "")
+            return out
+    out.restricted_by = tuple(sorted(set(restricting)))
+    return out
+
+
+def run_filters(exe: Executable, pre: PreFilterOutcome, node: Node) -> "Status | None":
+    """The first failing plugin's status on this node, or None when the node fits."""
+    for plugin in exe.plugins:
+        for f in pre.active.get(plugin.name, ()):
+            env = pre.envs[plugin.name]
+            env["node"] = node
+            for step in f.node_steps:
+                if step.kind == "let":
+                    env[step.name] = _call(step.fn, env, plugin.name, "filter")
+                elif _truthy(_call(step.fn, env, plugin.name, "filter")):
+                    return Status(step.code, _reasons(_call(step.reason, env, plugin.name, "filter")), plugin.name)
+    return None
+
+
+def run_scores(exe: Executable, pre: PreFilterOutcome, feasible: list[Node]) -> dict[str, dict[str, PluginScore]]:
+    """node name → plugin → score, for every score plugin that does not skip itself."""
+    out: dict[str, dict[str, PluginScore]] = {n.metadata.name: {} for n in feasible}
+    for plugin in exe.plugins:
+        s = plugin.score
+        if s is None:
+            continue
+        env = {**pre.envs[plugin.name], "feasible": feasible}
+        if _skipped(s.pod_steps + s.feasible_steps, env, plugin.name):
+            continue
+        raws = []
+        for node in feasible:
+            env["node"] = node
+            for step in s.node_steps:
+                env[step.name] = _call(step.fn, env, plugin.name, "Score")
+            raw = _call(s.value, env, plugin.name, "Score")
+            raws.append(int(raw or 0))
+        normalized = _normalize(s, raws, feasible, env, plugin.name)
+        for node, raw, norm in zip(feasible, raws, normalized):
+            if not 0 <= norm <= MAX_NODE_SCORE:
+                raise PlanRuntimeError(f'plugin "{plugin.name}" returns an invalid score {norm}, it should in the '
+                                       f"range of [0, {MAX_NODE_SCORE}] after normalizing")
+            out[node.metadata.name][plugin.name] = PluginScore(raw, norm, plugin.weight)
+    return out
+
+
+def _skipped(steps: tuple, env: dict, plugin: str) -> bool:
+    """Run PreScore's steps; True when a `skip when` holds."""
+    for step in steps:
+        if step.kind == "skip":
+            if _truthy(_call(step.fn, env, plugin, "PreScore")):
+                return True
+        else:
+            env[step.name] = _call(step.fn, env, plugin, "PreScore")
+    return False
+
+
+def _normalize(s: _Score, raws: list[int], feasible: list[Node], env: dict, plugin: str) -> list[int]:
+    method = s.normalize
+    if method == "none":
+        return list(raws)
+    if method in ("max", "reverse"):
+        return default_normalize(raws, reverse=method == "reverse")
+    if method == "minmax":
+        lo, hi = min(raws, default=0), max(raws, default=0)
+        if hi == lo:
+            return [0 for _ in raws]
+        return [int(float(MAX_NODE_SCORE) * (float(r - lo) / float(hi - lo))) for r in raws]
+    out = []
+    env["scores"] = raws
+    for node, raw in zip(feasible, raws):
+        env["node"], env["score"] = node, raw
+        out.append(int(_call(s.normalize_fn, env, plugin, "NormalizeScore") or 0))
+    return out
+
+
+def default_normalize(raws: list[int], reverse: bool) -> list[int]:
+    """helper.DefaultNormalizeScore(MaxNodeScore, reverse, scores)."""
+    top = max([0, *raws])
+    if top == 0:
+        return [MAX_NODE_SCORE if reverse else 0 for _ in raws]
+    out = []
+    for r in raws:
+        v = MAX_NODE_SCORE * r // top if r >= 0 else -((MAX_NODE_SCORE * -r) // top)
+        out.append(MAX_NODE_SCORE - v if reverse else v)
+    return out
+
+
+def _truthy(v) -> bool:
+    return v is not None and v is not False
+
+
+def _call(fn, env, plugin: str, point: str):
+    try:
+        return fn(env)
+    except EvalError as err:
+        raise PlanRuntimeError(f'running {point} of plugin "{plugin}": {err}') from None
+    except (TypeError, ValueError, ArithmeticError) as err:
+        raise PlanRuntimeError(f'running {point} of plugin "{plugin}": {err}') from None
+
+
+# ---- messages -----------------------------------------------------------------------------
+
+def fit_error_text(num_nodes: int, statuses: dict[str, Status], absent: "Status | None",
+                   prefilter_msg: str | None) -> str:
+    """framework.FitError.Error() without the PostFilter part."""
+    text = f"0/{num_nodes} nodes are available:"
+    if prefilter_msg:
+        return text + f" {prefilter_msg}."
+    counts: dict[str, int] = {}
+    for status in statuses.values():
+        for reason in status.reasons:
+            counts[reason] = counts.get(reason, 0) + 1
+    if absent is not None and len(statuses) < num_nodes:
+        for reason in absent.reasons:
+            counts[reason] = counts.get(reason, 0) + num_nodes - len(statuses)
+    histogram = sorted(f"{n} {reason}" for reason, n in counts.items())
+    if histogram:
+        text += f" {', '.join(histogram)}."
+    return text
+
+
+# ---- the cycle ------------------------------------------------------------------------------
+
+def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Random | None" = None,
+             preemption: bool = True) -> Decision:
+    from .postfilter import run_postfilter
+
+    pod = state.with_priority(pod)
+    ident = dict(pod_namespace=pod.metadata.namespace, pod_name=pod.metadata.name, profile=exe.plan.profile)
+    nodes = state.node_list
+    if not nodes:
+        msg = "no nodes available to schedule pods"
+        return Decision(**ident, nodes=(), fit_error=None, message=msg)
+    try:
+        pre = run_prefilter(exe, state, pod, base_env(state, pod))
+        statuses: dict[str, Status] = {}
+        absent: Status | None = None
+        feasible: list[Node] = []
+        if pre.status is not None:
+            for node in nodes:
+                statuses[node.metadata.name] = pre.status
+            prefilter_msg = pre.status.message
+            explicit: dict[str, Status] = {}
+        else:
+            prefilter_msg = None
+            considered = nodes if pre.allowed is None else [n for n in nodes if n.metadata.name in pre.allowed]
+            if pre.allowed is not None:
+                absent = Status(UNRESOLVABLE, (f"node(s) didn't satisfy plugin(s) [{' '.join(pre.restricted_by)}]",))
+            for node in considered:
+                status = run_filters(exe, pre, node)
+                if status is None:
+                    feasible.append(node)
+                else:
+                    statuses[node.metadata.name] = status
+            explicit = dict(statuses)
+            fits = {n.metadata.name for n in feasible}
+            for node in nodes:
+                if node.metadata.name not in statuses and node.metadata.name not in fits:
+                    statuses[node.metadata.name] = absent
+        if not feasible:
+            fit_error = fit_error_text(len(nodes), explicit, absent, prefilter_msg)
+            outcome = run_postfilter(exe, state, pod, pre, statuses, enabled=preemption)
+            message = fit_error + (f" {outcome.message}" if outcome.message else "")
+            results = tuple(NodeResult(n.metadata.name, statuses[n.metadata.name]) for n in nodes)
+            return Decision(**ident, nodes=results, fit_error=fit_error, message=message,
+                            nominated_node=outcome.nominated, victims=outcome.victims)
+        scores = run_scores(exe, pre, feasible) if len(feasible) > 1 else {feasible[0].metadata.name: {}}
+    except PlanRuntimeError as err:
+        return Decision(**ident, nodes=(), message=str(err))
+    results = tuple(NodeResult(n.metadata.name, statuses.get(n.metadata.name), scores.get(n.metadata.name))
+                    for n in nodes)
+    return Decision(**ident, nodes=results, selected=_select(results, rng))
+
+
+def _select(results: tuple, rng: "random.Random | None") -> str:
+    feasible = [r for r in results if r.feasible]
+    best = max(r.total for r in feasible)
+    tied = sorted(r.name for r in feasible if r.total == best)
+    return rng.choice(tied) if rng is not None else tied[0]

@@ -1,0 +1,191 @@
+"""The language's types, and the record types of cluster objects read off the model.
+
+Object field names are the API's (``spec.nodeSelector``); the record types are derived
+from the attrs classes in ``cluster.model`` so the checker and the loader cannot disagree.
+"""
+
+from __future__ import annotations
+
+import types as pytypes
+import typing
+from functools import lru_cache
+
+import attrs
+
+from .cluster import model
+from .cluster.quantity import Quantity
+
+
+@attrs.frozen
+class Type:
+    kind: str                 # bool int float string quantity duration null any list map record
+    args: tuple = ()          # element type(s) for list and map
+    name: str = ""            # record name
+    fields: tuple = ()        # for anonymous records (params, literals): ((name, Type), ...)
+
+    def __str__(self) -> str:
+        if self.kind == "list":
+            return f"list[{self.args[0]}]"
+        if self.kind == "map":
+            return f"map[{self.args[0]}, {self.args[1]}]"
+        if self.kind == "record":
+            if self.name:
+                return self.name
+            return "{" + ", ".join(f"{n}: {t}" for n, t in self.fields) + "}"
+        return self.kind
+
+
+BOOL, INT, FLOAT, STRING = Type("bool"), Type("int"), Type("float"), Type("string")
+QUANTITY, DURATION, NULL, ANY = Type("quantity"), Type("duration"), Type("null"), Type("any")
+SCALARS = {t.kind: t for t in (BOOL, INT, FLOAT, STRING, QUANTITY, DURATION, ANY)}
+NUMERIC = {"int", "float", "quantity", "duration"}
+
+
+def list_of(t: Type) -> Type:
+    return Type("list", (t,))
+
+
+def map_of(k: Type, v: Type) -> Type:
+    return Type("map", (k, v))
+
+
+def record(name: str) -> Type:
+    return Type("record", name=name)
+
+
+def anon_record(fields) -> Type:
+    return Type("record", fields=tuple(fields))
+
+
+def is_any(t: Type) -> bool:
+    return t.kind == "any"
+
+
+def compatible(want: Type, got: Type) -> bool:
+    """Can a value of type ``got`` stand where ``want`` is expected?"""
+    if want == got or is_any(want) or is_any(got) or got.kind == "null":
+        return True
+    if want.kind == "float" and got.kind == "int":
+        return True
+    if want.kind == "quantity" and got.kind == "int":
+        return True
+    if want.kind == "duration" and got.kind == "int":
+        return True
+    if want.kind == got.kind == "list":
+        return compatible(want.args[0], got.args[0])
+    if want.kind == got.kind == "map":
+        return compatible(want.args[0], got.args[0]) and compatible(want.args[1], got.args[1])
+    if want.kind == got.kind == "record" and not got.name:
+        # A record literal may leave fields out: they keep their defaults.
+        want_fields = fields_of(want) or {}
+        return all(n in want_fields and compatible(want_fields[n], t) for n, t in got.fields)
+    return False
+
+
+def unify(a: Type, b: Type) -> Type | None:
+    """The type of ``if c then a else b`` and of list literals."""
+    if a == b:
+        return a
+    if a.kind == "null":
+        return b
+    if b.kind == "null":
+        return a
+    if is_any(a) or is_any(b):
+        return ANY
+    if {a.kind, b.kind} == {"int", "float"}:
+        return FLOAT
+    if {a.kind, b.kind} == {"int", "quantity"}:
+        return QUANTITY
+    if {a.kind, b.kind} == {"int", "duration"}:
+        return DURATION
+    if a.kind == b.kind == "list":
+        inner = unify(a.args[0], b.args[0])
+        return list_of(inner) if inner else None
+    if a.kind == b.kind == "map":
+        k, v = unify(a.args[0], b.args[0]), unify(a.args[1], b.args[1])
+        return map_of(k, v) if k and v else None
+    return None
+
+
+# ---- record types of cluster objects --------------------------------------------
+
+@attrs.frozen
+class FieldInfo:
+    type: Type
+    attr: str | None          # the Python attribute, or None for a derived field
+    derived: str | None = None
+
+
+# Fields computed from the cluster, not stored on the object.
+DERIVED = {
+    "Node": {"pods": (lambda: list_of(record("Pod")), "node_pods")},
+    "Cluster": {},
+}
+
+# The `cluster` scope.
+CLUSTER_FIELDS = {
+    "nodes": lambda: list_of(record("Node")),
+    "pods": lambda: list_of(record("Pod")),
+    "namespaces": lambda: list_of(record("Namespace")),
+    "services": lambda: list_of(record("Service")),
+    "workloads": lambda: list_of(record("Workload")),
+    "priorityClasses": lambda: list_of(record("PriorityClass")),
+    "podDisruptionBudgets": lambda: list_of(record("PodDisruptionBudget")),
+}
+
+MODEL_CLASSES = {cls.__name__: cls for cls in vars(model).values() if isinstance(cls, type) and attrs.has(cls)}
+
+
+def _py_to_type(annotation) -> Type:
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if annotation is str:
+        return STRING
+    if annotation is bool:
+        return BOOL
+    if annotation is int:
+        return INT
+    if annotation is float:
+        return FLOAT
+    if annotation is Quantity:
+        return QUANTITY
+    if origin in (typing.Union, pytypes.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        return _py_to_type(inner[0]) if len(inner) == 1 else ANY
+    if origin is tuple:
+        return list_of(_py_to_type(args[0]))
+    if origin is dict:
+        return map_of(_py_to_type(args[0]), _py_to_type(args[1]))
+    if annotation is dict:
+        return ANY
+    if isinstance(annotation, type) and attrs.has(annotation):
+        return record(annotation.__name__)
+    return ANY
+
+
+@lru_cache(maxsize=None)
+def record_fields(name: str) -> dict[str, FieldInfo]:
+    """API field name → FieldInfo for a named record type."""
+    if name == "Cluster":
+        return {k: FieldInfo(f(), None, k) for k, f in CLUSTER_FIELDS.items()}
+    cls = MODEL_CLASSES.get(name)
+    if cls is None:
+        return {}
+    hints = typing.get_type_hints(cls, vars(model))
+    out = {model.api_name(a.name): FieldInfo(_py_to_type(hints[a.name]), a.name) for a in attrs.fields(cls)}
+    for field, (type_fn, derived) in DERIVED.get(name, {}).items():
+        out[field] = FieldInfo(type_fn(), None, derived)
+    return out
+
+
+def model_record(name: str) -> Type | None:
+    """The record type of a cluster object kind (``NodeAffinity``), for typed params."""
+    return record(name) if name in MODEL_CLASSES else None
+
+
+def fields_of(t: Type) -> dict[str, Type] | None:
+    if t.kind != "record":
+        return None
+    if t.name:
+        return {k: v.type for k, v in record_fields(t.name).items()}
+    return dict(t.fields)
