@@ -1,1 +1,35 @@
-"""policylang: policy-as-code for Kubernetes scheduling."""
+"""policylang: policy-as-code for Kubernetes scheduling.
+
+The pipeline, in the order it runs::
+
+    program = load_program("team.sched")      # parse (+ imports and used policies)
+    checked = check(program)                  # names, types, stages
+    plan = compile_profile(checked)           # the evaluation plan
+    decision = schedule(Executable(plan), load_cluster(["cluster.yaml"]), pod)
+"""
+
+from .check import check
+from .cluster.load import load_cluster, load_objects
+from .compile import compile_all, compile_profile
+from .program import load_program, stdlib_dir
+from .run.schedule import Executable, schedule
+
+__all__ = ["load_program", "check", "compile_profile", "compile_all", "Executable", "schedule",
+           "load_cluster", "load_objects", "stdlib_dir", "load_plans"]
+
+
+def load_plans(profile: str | None = None) -> dict:
+    """Plans by profile name: the stdlib default profile, a .sched file's profiles, or a
+    stdlib profile by name."""
+    from pathlib import Path
+
+    if profile is None or not (profile.endswith(".sched") or Path(profile).is_file()):
+        checked = check(load_program(stdlib_dir() / "default.sched"))
+        plans = compile_all(checked)
+        if profile is not None:
+            from .diagnostics import InputError
+            if profile not in plans:
+                raise InputError(f"no profile named '{profile}' (the stdlib has: {', '.join(sorted(plans))})")
+            return {profile: plans[profile]}
+        return plans
+    return compile_all(check(load_program(profile)))

@@ -1,0 +1,118 @@
+"""The command line: wiring only. Exit codes: 0 success, 1 unschedulable / findings,
+2 usage or input errors."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+
+from . import load_plans
+from .cluster.load import load_cluster, load_objects
+from .cluster.model import Pod
+from .diagnostics import InputError, PolicyError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.run(args)
+    except PolicyError as err:
+        print(err.render(), file=sys.stderr)
+        return 2
+    except InputError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="policylang", description="Policy-as-code for Kubernetes scheduling.")
+    sub = p.add_subparsers(dest="command")
+
+    e = sub.add_parser("eval", help="where would these pods go, and why not elsewhere")
+    e.add_argument("--cluster", action="append", required=True, metavar="PATH",
+                   help="Nodes and Pods as kubectl prints them (file or directory; repeatable)")
+    e.add_argument("--pod", action="append", required=True, metavar="PATH",
+                   help="the pod(s) to place (file or directory; repeatable)")
+    e.add_argument("--profile", metavar="PATH|NAME", help="a .sched file with a profile, or a stdlib profile name "
+                                                          "(default: the stdlib default-scheduler profile)")
+    e.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    e.add_argument("--tie-break", choices=("name", "random"), default="name",
+                   help="among equally scored nodes pick the smallest name (default) or a seeded random one")
+    e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--no-preemption", action="store_true", help="do not run PostFilter's preemption search")
+    e.set_defaults(run=cmd_eval)
+
+    pl = sub.add_parser("plan", help="print the evaluation plan of a profile")
+    pl.add_argument("profile", nargs="?", metavar="PATH|NAME")
+    pl.set_defaults(run=cmd_plan)
+
+    c = sub.add_parser("check", help="parse and type-check .sched files")
+    c.add_argument("paths", nargs="+")
+    c.set_defaults(run=cmd_check)
+    return p
+
+
+def _pods(paths: list[str]) -> list[Pod]:
+    pods = [obj for path in paths for obj in load_objects(path, kinds=["Pod"])]
+    if not pods:
+        raise InputError("no Pod found", path=", ".join(paths))
+    return pods
+
+
+def cmd_eval(args) -> int:
+    from .report import Style, eval_json, eval_text
+    from .run.schedule import Executable, schedule
+
+    plans = load_plans(args.profile)
+    state = load_cluster(args.cluster)
+    pods = _pods(args.pod)
+    executables = {name: Executable(plan) for name, plan in plans.items()}
+    only = next(iter(executables.values())) if len(executables) == 1 else None
+    rng = random.Random(args.seed) if args.tie_break == "random" else None
+    decisions = []
+    for pod in pods:
+        exe = only or executables.get(pod.spec.scheduler_name)
+        if exe is None:
+            raise InputError(f"no profile for schedulerName '{pod.spec.scheduler_name}' "
+                             f"(profiles: {', '.join(sorted(executables))})", obj=f"Pod {pod.key}")
+        decisions.append(schedule(exe, state, pod, rng=rng, preemption=not args.no_preemption))
+    if args.output == "json":
+        print(eval_json(decisions))
+    else:
+        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        print(eval_text(decisions, Style(color)))
+    return 0 if all(d.selected for d in decisions) else 1
+
+
+def cmd_plan(args) -> int:
+    from .plan_text import plan_text
+
+    for plan in load_plans(args.profile).values():
+        print(plan_text(plan))
+    return 0
+
+
+def cmd_check(args) -> int:
+    from .check import check
+    from .program import load_program
+
+    failed = False
+    for path in args.paths:
+        try:
+            check(load_program(path))
+        except PolicyError as err:
+            print(err.render(), file=sys.stderr)
+            failed = True
+    return 2 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
