@@ -36,7 +36,10 @@ def parse(text: str, path: str = "<input>") -> ast.Module:
     except lark.exceptions.UnexpectedInput as err:
         raise PolicyError([_syntax_diagnostic(err, text, path)], {path: text}) from None
     builder = _Build(path, diagnostics)
-    module = builder.transform(tree)
+    try:
+        module = builder.transform(tree)
+    except lark.exceptions.VisitError as err:  # a bug in a rule method, never the user's fault
+        raise RuntimeError(f"internal error while parsing {path}: {err.orig_exc!r}") from err.orig_exc
     if diagnostics:
         raise PolicyError(diagnostics, {path: text})
     return ast.Module(path=path, decls=tuple(module), span=Span(path, 1, 1, 1, 1))
@@ -220,7 +223,7 @@ class _Build(Transformer):
         pct = [s for s in stmts if not isinstance(s, ast.Use)]
         for extra in pct[1:]:
             self._error("P003", "percentage_of_nodes_to_score is set twice", extra.span)
-        return ast.Profile(str(name), uses, pct[0].value if pct else None, span=self._span(meta))
+        return ast.Profile(str(name), uses, pct[0].expr if pct else None, span=self._span(meta))
 
     @v_args(meta=True)
     def percentage_stmt(self, meta, c):
@@ -414,14 +417,12 @@ class _Build(Transformer):
         token = c[0]
         text = str(token)
         span = self._tspan(token)
-        if text[-1] in "sh" and not text.endswith(("Ms", "ms")) or text.endswith("ms"):
-            unit = text.rstrip("0123456789.")
-            digits = text[: -len(unit)]
+        digits, unit = re.fullmatch(r"([0-9.]+(?:[eE][+-]?[0-9]+)?)(.*)", text).groups()
+        if unit in ("s", "h", "ms"):
             if "." in digits or unit == "ms":
                 self._error("P009", "durations are whole seconds or hours, e.g. 300s or 1h", span)
                 return ast.Literal(0, "duration", text, span=span)
-            seconds = int(digits) * (3600 if unit == "h" else 1)
-            return ast.Literal(seconds, "duration", text, span=span)
+            return ast.Literal(int(digits) * (3600 if unit == "h" else 1), "duration", text, span=span)
         if text.isdigit():
             return ast.Literal(int(text), "int", text, span=span)
         if re.fullmatch(r"[0-9]+\.[0-9]+", text):

@@ -1,0 +1,74 @@
+"""Checker: every diagnostic is reported at the right place with its code, and its wording
+is pinned by a golden file. Fixtures are chunked: chunks separated by `---`, each a file
+that must fail, with `### CODE` on each line that must carry that error."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from policylang import check, load_program
+from policylang.diagnostics import PolicyError
+
+ERRORS = Path(__file__).parent / "fixtures" / "errors"
+
+
+def chunks(path: Path):
+    text = path.read_text()
+    for i, chunk in enumerate(re.split(r"^---\n", text, flags=re.M)):
+        yield i, chunk
+
+
+def expected_marks(chunk: str) -> set[tuple[int, str]]:
+    return {(n, m) for n, line in enumerate(chunk.splitlines(), 1) for m in re.findall(r"### (P\d+)", line)}
+
+
+def diagnose(chunk: str, name: str, tmp_path: Path) -> PolicyError:
+    path = tmp_path / name
+    path.write_text(chunk)
+    with pytest.raises(PolicyError) as info:
+        check(load_program(path))
+    return info.value
+
+
+@pytest.mark.parametrize("index, chunk", list(chunks(ERRORS / "check.sched")), ids=lambda x: str(x)[:40])
+def test_chunk_reports_marked_errors(index, chunk, tmp_path):
+    err = diagnose(chunk, f"chunk{index}.sched", tmp_path)
+    got = {(d.span.line, d.code) for d in err.diagnostics if d.severity == "error"}
+    assert got == expected_marks(chunk)
+
+
+def test_rendered_diagnostics_are_pinned(tmp_path, golden):
+    out = []
+    for index, chunk in chunks(ERRORS / "check.sched"):
+        err = diagnose(chunk, f"chunk{index}.sched", tmp_path)
+        out.append(err.render().replace(str(tmp_path) + "/", ""))
+    golden(ERRORS / "check.sched.err", "\n\n".join(out) + "\n")
+
+
+def test_several_errors_in_one_file_are_all_reported(tmp_path):
+    err = diagnose("policy P\nfilter f {\n  reject when x > 1 reason y\n  reject when pod.spc reason \"z\"\n}\n",
+                   "many.sched", tmp_path)
+    assert [(d.span.line, d.code) for d in err.diagnostics] == [(3, "P013"), (3, "P013"), (4, "P012")]
+
+
+def test_import_cycle_is_reported(tmp_path):
+    (tmp_path / "a.sched").write_text('import "./b.sched" as b\n')
+    (tmp_path / "b.sched").write_text('import "./a.sched" as a\n')
+    with pytest.raises(PolicyError) as info:
+        load_program(tmp_path / "a.sched")
+    assert [d.code for d in info.value.diagnostics] == ["P060"]
+    assert "import cycle" in info.value.diagnostics[0].message
+
+
+def test_imported_defs_are_callable(tmp_path):
+    (tmp_path / "lib.sched").write_text("def twice(x) = x * 2\n")
+    (tmp_path / "p.sched").write_text('policy P\nimport "./lib.sched" as lib\n'
+                                      'filter f {\n  reject when lib.twice(1) != 2 reason "math"\n}\n')
+    check(load_program(tmp_path / "p.sched"))
+
+
+def test_the_stdlib_checks_clean():
+    from policylang import stdlib_dir
+    for path in sorted(stdlib_dir().glob("*.sched")):
+        check(load_program(path))

@@ -1,0 +1,92 @@
+"""Parser: golden syntax trees for fixture programs, and positions on every node."""
+
+from pathlib import Path
+
+import attrs
+import pytest
+
+from policylang import ast
+from policylang.cluster.quantity import Quantity
+from policylang.parse import parse, parse_expr
+
+FIXTURES = Path(__file__).parent / "fixtures" / "parse"
+STDLIB = Path(__file__).parent.parent / "stdlib_policies"
+
+
+def dump(node, indent=0) -> str:
+    """An indented, span-free rendering of a tree (the golden format)."""
+    pad = "  " * indent
+    if isinstance(node, tuple):
+        if not node:
+            return pad + "()"
+        return "\n".join(dump(n, indent) for n in node)
+    if not attrs.has(type(node)) or isinstance(node, Quantity):
+        return pad + repr(node)
+    fields = [f for f in attrs.fields(type(node)) if f.name not in ("span", "func_span", "text")]
+    simple = [(f.name, getattr(node, f.name)) for f in fields
+              if isinstance(getattr(node, f.name), Quantity)
+              or not attrs.has(type(getattr(node, f.name))) and not isinstance(getattr(node, f.name), tuple)]
+    nested = [(f.name, getattr(node, f.name)) for f in fields if (f.name, getattr(node, f.name)) not in simple]
+    head = pad + type(node).__name__ + "".join(f" {k}={v!r}" for k, v in simple)
+    lines = [head]
+    for k, v in nested:
+        if isinstance(v, tuple) and not v:
+            continue
+        lines.append(f"{pad}  .{k}")
+        lines.append(dump(v, indent + 2))
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("source", sorted(FIXTURES.glob("*.sched")), ids=lambda p: p.stem)
+def test_golden_tree(source, golden):
+    module = parse(source.read_text(), source.name)
+    golden(source.with_suffix(".tree"), dump(module.decls) + "\n")
+
+
+@pytest.mark.parametrize("source", sorted(STDLIB.glob("*.sched")), ids=lambda p: p.stem)
+def test_stdlib_parses(source):
+    parse(source.read_text(), str(source))
+
+
+def test_every_expression_has_a_span():
+    module = parse('policy P\nfilter f {\n  reject when count(t in node.spec.taints where t.key == "a") > 1\n'
+                   '    reason "has ${count(node.spec.taints)} taints"\n}\n', "p.sched")
+    seen = []
+
+    def walk(node):
+        if isinstance(node, tuple):
+            for n in node:
+                walk(n)
+        elif attrs.has(type(node)):
+            if isinstance(node, (ast.Name, ast.Field, ast.Call, ast.Binary, ast.Comprehension)):
+                seen.append(node)
+                assert node.span.line > 0, node
+            for f in attrs.fields(type(node)):
+                walk(getattr(node, f.name))
+    walk(module.decls)
+    assert len(seen) > 5
+    interpolated = [n for n in seen if isinstance(n, ast.Call) and n.func == "count" and n.span.line == 4]
+    assert interpolated and interpolated[0].span.column == 19
+
+
+@pytest.mark.parametrize("text, kind, value", [
+    ("500m", "quantity", "500m"), ("1Gi", "quantity", "1Gi"), ("2e3", "quantity", "2e3"),
+    ("300s", "duration", 300), ("1h", "duration", 3600), ("42", "int", 42), ("2.5", "float", 2.5),
+])
+def test_number_literals(text, kind, value):
+    lit = parse_expr(text)
+    assert lit.kind == kind
+    assert (str(lit.value) if kind == "quantity" else lit.value) == value
+
+
+def test_operators_bind_as_documented():
+    e = parse_expr("a + b * c > d and not e or f ?? g == h")
+    assert e.op == "or"
+    assert e.left.op == "and" and e.left.left.op == ">"
+    assert e.left.left.left.op == "+" and e.left.left.left.right.op == "*"
+    assert e.right.op == "==" and e.right.left.op == "??"
+
+
+def test_keywords_are_field_names_after_a_dot():
+    e = parse_expr("taint.value == x.code")
+    assert e.left.name == "value" and e.right.name == "code"
