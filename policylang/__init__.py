@@ -18,10 +18,14 @@ __all__ = ["load_program", "check", "compile_profile", "compile_all", "Executabl
            "load_cluster", "load_objects", "stdlib_dir", "load_plans"]
 
 
-def load_plans(profile: str | None = None) -> dict:
-    """Plans by profile name: the stdlib default profile, a .sched file's profiles, or a
-    stdlib profile by name."""
+def load_plans(profile: str | None = None, config: str | None = None) -> dict:
+    """Plans by profile name: from a KubeSchedulerConfiguration file, a .sched file's
+    profiles, a stdlib profile by name, or the stdlib default profile."""
     from pathlib import Path
+
+    if config is not None:
+        from .config import config_source
+        return compile_all(check(load_program(f"{config}.sched", text=config_source(config))))
 
     if profile is None or not (profile.endswith(".sched") or Path(profile).is_file()):
         checked = check(load_program(stdlib_dir() / "default.sched"))

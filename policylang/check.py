@@ -143,9 +143,6 @@ class _Checker:
         values = [s for s in block.body if isinstance(s, ast.Value)]
         if is_score and len(values) != 1:
             self.error("P045", f"score {block.name} needs exactly one `value`, has {len(values)}", block.span)
-        if not is_score and not any(isinstance(s, ast.Reject) for s in block.body):
-            self.reporter.warning("P047", f"filter {block.name} has no `reject`: it never rejects a node",
-                                  block.span)
         normalizers = [s for s in block.body if isinstance(s, ast.Normalize)]
         for extra in normalizers[1:]:
             self.error("P044", "`normalize` is given twice", extra.span)

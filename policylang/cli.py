@@ -43,6 +43,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="the pod(s) to place (file or directory; repeatable)")
     e.add_argument("--profile", metavar="PATH|NAME", help="a .sched file with a profile, or a stdlib profile name "
                                                           "(default: the stdlib default-scheduler profile)")
+    e.add_argument("--config", metavar="PATH", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): "
+                                                    "its profiles, by schedulerName")
     e.add_argument("-o", "--output", choices=("text", "json"), default="text")
     e.add_argument("--tie-break", choices=("name", "random"), default="name",
                    help="among equally scored nodes pick the smallest name (default) or a seeded random one")
@@ -52,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
 
     pl = sub.add_parser("plan", help="print the evaluation plan of a profile")
     pl.add_argument("profile", nargs="?", metavar="PATH|NAME")
+    pl.add_argument("--config", metavar="PATH", help="a KubeSchedulerConfiguration file")
+    pl.add_argument("--source", action="store_true", help="with --config: print the generated .sched source")
     pl.set_defaults(run=cmd_plan)
 
     c = sub.add_parser("check", help="parse and type-check .sched files")
@@ -71,11 +75,13 @@ def cmd_eval(args) -> int:
     from .report import Style, eval_json, eval_text
     from .run.schedule import Executable, schedule
 
-    plans = load_plans(args.profile)
+    if args.config and args.profile:
+        raise InputError("give --profile or --config, not both")
+    plans = load_plans(args.profile, args.config)
     state = load_cluster(args.cluster)
     pods = _pods(args.pod)
     executables = {name: Executable(plan) for name, plan in plans.items()}
-    only = next(iter(executables.values())) if len(executables) == 1 else None
+    only = next(iter(executables.values())) if len(executables) == 1 and not args.config else None
     rng = random.Random(args.seed) if args.tie_break == "random" else None
     decisions = []
     for pod in pods:
@@ -95,7 +101,13 @@ def cmd_eval(args) -> int:
 def cmd_plan(args) -> int:
     from .plan_text import plan_text
 
-    for plan in load_plans(args.profile).values():
+    if args.source:
+        from .config import config_source
+        if not args.config:
+            raise InputError("--source goes with --config")
+        print(config_source(args.config), end="")
+        return 0
+    for plan in load_plans(args.profile, args.config).values():
         print(plan_text(plan))
     return 0
 

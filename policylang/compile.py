@@ -76,7 +76,8 @@ class _Compiler:
         score = self.score(module_path, scores[0]) if scores else None
         weight = use.weight.value if use.weight is not None else 1
         return P.PluginPlan(name, weight, params, filters, score,
-                            postfilter=name in ENGINE_POSTFILTERS, origin=use.span)
+                            postfilter=name in ENGINE_POSTFILTERS and "postfilter" not in use.without,
+                            origin=use.span)
 
     def params(self, module_path, module, use, use_path) -> dict:
         from .run.interpret import evaluate

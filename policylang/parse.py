@@ -242,8 +242,8 @@ class _Build(Transformer):
             else:
                 without.append((value, span))
         for name, span in without:
-            if name not in ("filter", "score"):
-                self._error("P004", f"'without' takes 'filter' or 'score', not '{name}'", span)
+            if name not in ("filter", "score", "postfilter"):
+                self._error("P004", f"'without' takes filter, score or postfilter, not '{name}'", span)
         return ast.Use(self._plain_string(ref) if is_path else str(ref), is_path, args or (), weight,
                        tuple(n for n, _ in without), span=self._span(meta))
 

@@ -1,0 +1,190 @@
+"""KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) → policylang profiles.
+
+The configuration is merged with v1.35's default plugins as upstream merges it
+(``mergePluginSet``, then the framework's MultiPoint expansion), and becomes ordinary
+.sched source: one `profile` per schedulerName, one `use` per plugin with its args as
+params. That source is then checked and compiled like any other.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import yaml
+
+from .diagnostics import InputError
+from .literal import to_literal
+
+API_VERSIONS = ("kubescheduler.config.k8s.io/v1",)
+POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score", "reserve",
+          "permit", "preBind", "bind", "postBind")
+
+# v1.35's MultiPoint defaults (pkg/scheduler/apis/config/v1/default_plugins.go), with the
+# DynamicResourceAllocation gate's DynamicResources before DefaultPreemption.
+DEFAULT_PLUGINS = (
+    ("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0),
+    ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", 0), ("NodeVolumeLimits", 0), ("VolumeBinding", 0), ("VolumeZone", 0),
+    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", 2), ("DefaultPreemption", 0),
+    ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", 0),
+)
+# What each plugin implements among the points that change a decision.
+IMPLEMENTS = {
+    "NodeUnschedulable": {"filter"}, "NodeName": {"filter"},
+    "TaintToleration": {"filter", "score"}, "NodeAffinity": {"filter", "score"}, "NodePorts": {"filter"},
+    "NodeResourcesFit": {"filter", "score"}, "VolumeRestrictions": {"filter"}, "NodeVolumeLimits": {"filter"},
+    "VolumeBinding": {"filter", "score"}, "VolumeZone": {"filter"}, "PodTopologySpread": {"filter", "score"},
+    "InterPodAffinity": {"filter", "score"}, "DynamicResources": {"filter", "score", "postFilter"},
+    "DefaultPreemption": {"postFilter"}, "NodeResourcesBalancedAllocation": {"score"},
+    "ImageLocality": {"score"},
+}
+# Plugins that never change where a pod goes (queue order, gates, binding).
+NO_DECISION = {"SchedulingGates", "PrioritySort", "DefaultBinder"}
+# Our extension points and the upstream points they stand for.
+OUR_POINTS = {"filter": ("preFilter", "filter"), "score": ("preScore", "score"), "postfilter": ("postFilter",)}
+
+
+@attrs.define
+class _Set:
+    enabled: list  # of (name, weight)
+    disabled: set
+
+
+def _plugin_set(raw, where: str, path: str) -> _Set:
+    raw = raw or {}
+    if not isinstance(raw, dict):
+        raise InputError("expected enabled/disabled lists", path=path, field=where)
+    enabled, disabled = [], set()
+    for key, into in (("enabled", enabled), ("disabled", None)):
+        for i, p in enumerate(raw.get(key) or []):
+            if not isinstance(p, dict) or not isinstance(p.get("name"), str):
+                raise InputError("each plugin needs a name", path=path, field=f"{where}.{key}[{i}]")
+            weight = p.get("weight", 0)
+            if not isinstance(weight, int) or isinstance(weight, bool) or weight < 0:
+                raise InputError(f"weight must be a non-negative integer, got {weight!r}", path=path,
+                                 field=f"{where}.{key}[{i}].weight")
+            if into is None:
+                disabled.add(p["name"])
+            else:
+                into.append((p["name"], weight))
+    return _Set(enabled, disabled)
+
+
+def _merge(default: _Set, custom: _Set) -> _Set:
+    """mergePluginSet: a custom entry replaces a default one in place; the rest append."""
+    disabled = custom.disabled | default.disabled
+    custom_index = {name: i for i, (name, _) in enumerate(custom.enabled)}
+    replaced, enabled = set(), []
+    if "*" not in disabled:
+        for name, weight in default.enabled:
+            if name in disabled:
+                continue
+            if name in custom_index:
+                replaced.add(custom_index[name])
+                name, weight = custom.enabled[custom_index[name]]
+            enabled.append((name, weight))
+    enabled += [p for i, p in enumerate(custom.enabled) if i not in replaced]
+    return _Set(enabled, disabled)
+
+
+def _expand(point: str, multipoint: _Set, specific: _Set) -> list[str]:
+    """The framework's MultiPoint expansion for one extension point: overrides, then
+    MultiPoint plugins implementing it, then the point's other plugins."""
+    if "*" in specific.disabled:
+        return [n for n, _ in specific.enabled]
+    explicit = [n for n, _ in specific.enabled]
+    from_multipoint, overrides = [], set()
+    for name, _ in multipoint.enabled:
+        if point not in IMPLEMENTS.get(name, set()) or name in specific.disabled:
+            continue
+        if name in explicit:
+            overrides.add(name)
+        elif name not in from_multipoint:
+            from_multipoint.append(name)
+    return ([n for n in explicit if n in overrides] + from_multipoint
+            + [n for n in explicit if n not in overrides])
+
+
+def profile_source(profile: dict, index: int, path: str, global_pct) -> str:
+    where = f"profiles[{index}]"
+    scheduler_name = profile.get("schedulerName") or "default-scheduler"
+    plugins = profile.get("plugins") or {}
+    if not isinstance(plugins, dict):
+        raise InputError("expected a mapping of extension points", path=path, field=f"{where}.plugins")
+    for key in plugins:
+        if key != "multiPoint" and key not in POINTS:
+            raise InputError(f"unknown extension point '{key}'", path=path, field=f"{where}.plugins.{key}")
+    multipoint = _merge(_Set(list(DEFAULT_PLUGINS), set()),
+                        _plugin_set(plugins.get("multiPoint"), f"{where}.plugins.multiPoint", path))
+    points = {p: _plugin_set(plugins.get(p), f"{where}.plugins.{p}", path) for p in POINTS}
+    filters = _expand("filter", multipoint, points["filter"])
+    scores = _expand("score", multipoint, points["score"])
+    postfilters = _expand("postFilter", multipoint, points["postFilter"])
+
+    weights: dict[str, int] = {}
+    for name, weight in points["score"].enabled + multipoint.enabled:
+        weights.setdefault(name, weight or 1)
+
+    known = set(IMPLEMENTS) | NO_DECISION
+    for plugin in sorted({*filters, *scores, *postfilters, *(n for n, _ in multipoint.enabled)}):
+        if plugin not in known:
+            raise InputError(f"unknown plugin '{plugin}'", path=path, field=f"{where}.plugins")
+
+    args = _plugin_args(profile.get("pluginConfig"), where, path)
+    order = list(filters) + [n for n in postfilters + scores if n not in filters]
+    order = list(dict.fromkeys(order))
+    lines = [f"profile {scheduler_name} {{"]
+    for plugin in order:
+        parts = [f"    use {plugin}"]
+        if plugin in args and args[plugin]:
+            parts.append(to_literal(args[plugin]))
+        if plugin in scores:
+            parts.append(f"weight {weights.get(plugin, 1)}")
+        for ours, theirs in (("filter", "filter"), ("score", "score"), ("postfilter", "postFilter")):
+            implemented = theirs in IMPLEMENTS[plugin]
+            enabled = plugin in {"filter": filters, "score": scores, "postFilter": postfilters}[theirs]
+            if implemented and not enabled:
+                parts.append(f"without {ours}")
+        lines.append(" ".join(parts))
+    pct = profile.get("percentageOfNodesToScore", global_pct)
+    if pct is not None:
+        if not isinstance(pct, int) or not 0 <= pct <= 100:
+            raise InputError(f"must be an integer in 0..100, got {pct!r}", path=path,
+                             field=f"{where}.percentageOfNodesToScore")
+        lines.append(f"    percentage_of_nodes_to_score {pct}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _plugin_args(raw, where: str, path: str) -> dict:
+    out = {}
+    for i, entry in enumerate(raw or []):
+        field = f"{where}.pluginConfig[{i}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise InputError("each pluginConfig entry needs a name", path=path, field=field)
+        args = entry.get("args") or {}
+        if not isinstance(args, dict):
+            raise InputError("args must be a mapping", path=path, field=f"{field}.args")
+        out[entry["name"]] = {k: v for k, v in args.items() if k not in ("apiVersion", "kind")}
+    return out
+
+
+def config_source(path: str | Path) -> str:
+    """The .sched text equivalent to a KubeSchedulerConfiguration file."""
+    path = str(path)
+    try:
+        doc = yaml.safe_load(Path(path).read_text())
+    except FileNotFoundError:
+        raise InputError("no such file or directory", path=path) from None
+    except yaml.YAMLError as err:
+        raise InputError(f"invalid YAML: {err}", path=path) from None
+    if not isinstance(doc, dict) or doc.get("kind") != "KubeSchedulerConfiguration":
+        raise InputError("expected kind: KubeSchedulerConfiguration", path=path, field="kind")
+    if doc.get("apiVersion") not in API_VERSIONS:
+        raise InputError(f"unsupported apiVersion {doc.get('apiVersion')!r} (want {API_VERSIONS[0]})",
+                         path=path, field="apiVersion")
+    profiles = doc.get("profiles") or [{"schedulerName": "default-scheduler"}]
+    header = f"# Generated from {Path(path).name} (KubeSchedulerConfiguration).\n"
+    return header + "\n".join(profile_source(p, i, path, doc.get("percentageOfNodesToScore"))
+                              for i, p in enumerate(profiles))
