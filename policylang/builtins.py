@@ -7,6 +7,7 @@ string functions live here. Plugin logic belongs in stdlib_policies/, not here.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Callable
@@ -93,6 +94,22 @@ def _distinct(xs):
          "A list of lists joined into one list.")
 def _flatten(xss):
     return [x for xs in (xss or []) for x in (xs or [])]
+
+
+@builtin("pick", [map_of(ANY, ANY), list_of(ANY)], lambda a: a[0],
+         "The entries of map m whose keys are in the list keys (keys m lacks are left out).")
+def _pick(m, keys):
+    m = m or {}
+    return {k: m[k] for k in (keys or []) if k in m}
+
+
+@builtin("merge_maps", [list_of(map_of(ANY, ANY))], lambda a: a[0].args[0] if a[0].kind == "list" else ANY,
+         "The maps merged into one; a key in a later map replaces the same key in an earlier one (labels.Merge).")
+def _merge_maps(maps):
+    out: dict = {}
+    for m in maps or []:
+        out.update(m or {})
+    return out
 
 
 @builtin("range", [INT], list_of(INT), "The whole numbers 0, 1, … n-1.")
@@ -348,6 +365,142 @@ def selector_matches(selector, labels):
         if not ok:
             return False
     return True
+
+
+@builtin("label_selector", [map_of(STRING, STRING)], record("LabelSelector"),
+         "A LabelSelector requiring exactly these labels (labels.SelectorFromSet); an empty map gives the "
+         "empty selector, which matches everything.")
+def _label_selector(labels):
+    return model.LabelSelector(match_labels=dict(labels or {}))
+
+
+@builtin("selector_and", [record("LabelSelector"), record("LabelSelector")], record("LabelSelector"),
+         "A LabelSelector requiring every requirement of both selectors (selector.Add). A null selector "
+         "matches nothing, so the result is null when either one is null.")
+def _selector_and(a, b):
+    if a is None or b is None:
+        return None
+    extra = tuple(model.LabelSelectorRequirement(key=k, operator="In", values=(v,))
+                  for k, v in b.match_labels.items())
+    return model.LabelSelector(match_labels=dict(a.match_labels),
+                               match_expressions=tuple(a.match_expressions) + extra + tuple(b.match_expressions))
+
+
+# metav1.LabelSelectorAsSelector's validation, with apimachinery v0.35's error texts
+# (labels.NewRequirement, content.IsLabelKey / IsLabelValue, field.Error, errors.Aggregate).
+_LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_LABEL_VALUE_FMT = "(" + _LABEL_KEY_FMT + ")?"
+_DNS1123_SUBDOMAIN_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_LABEL_KEY_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                  "alphanumeric character")
+_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+                    "and must start and end with an alphanumeric character")
+_DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+                          "'.', and must start and end with an alphanumeric character")
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+
+
+def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+    examples_text = "(e.g. " + " or ".join(f"'{e}', " for e in examples) if examples else "("
+    return f"{msg} {examples_text}regex used for validation is '{fmt}')"
+
+
+def _label_key_errors(key: str) -> list[str]:
+    parts = key.split("/")
+    if len(parts) > 2:
+        return ["a valid label key " + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+    errs, name = [], parts[-1]
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            if len(prefix.encode()) > 253:
+                errs.append("prefix part must be no more than 253 bytes")
+            if not re.fullmatch(_DNS1123_SUBDOMAIN_FMT, prefix):
+                errs.append("prefix part " + _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name.encode()) > 63:
+        errs.append("name part must be no more than 63 bytes")
+    if not re.fullmatch(_LABEL_KEY_FMT, name):
+        errs.append("name part " + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc"))
+    return errs
+
+
+def _label_value_errors(value: str) -> list[str]:
+    errs = ["must be no more than 63 bytes"] if len(value.encode()) > 63 else []
+    if not re.fullmatch(_LABEL_VALUE_FMT, value):
+        errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+    return errs
+
+
+def _go_quote(s: str) -> str:
+    """Go's %q of a string."""
+    out = []
+    for ch in s:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x80 else
+                       f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'
+
+
+def _go_json(values) -> str:
+    """Go's json.Marshal of a []string (nil when empty, as NewRequirement receives it)."""
+    if not values:
+        return "null"
+    text = json.dumps(list(values), separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _aggregate(errs: list[str]) -> str | None:
+    """utilerrors.NewAggregate(errs).Error(), repeated messages dropped."""
+    errs = list(dict.fromkeys(errs))
+    if not errs:
+        return None
+    return errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
+
+
+def _requirement_error(key: str, op: str, values) -> str | None:
+    errs = []
+    key_errs = _label_key_errors(key)
+    if key_errs:
+        errs.append(f"key: Invalid value: {_go_quote(key)}: {'; '.join(key_errs)}")
+    if op in ("In", "NotIn") and not values:
+        errs.append(f"values: Invalid value: {_go_json(values)}: for 'in', 'notin' operators, values set can't be empty")
+    if op in ("Exists", "DoesNotExist") and values:
+        errs.append(f"values: Invalid value: {_go_json(values)}: values set must be empty for exists and does not exist")
+    for i, v in enumerate(values):
+        value_errs = _label_value_errors(v)
+        if value_errs:
+            errs.append(f"values[{i}][{key}]: Invalid value: {_go_quote(v)}: {'; '.join(value_errs)}")
+    return _aggregate(errs)
+
+
+@builtin("label_selector_error", [record("LabelSelector")], STRING,
+         "Why metav1.LabelSelectorAsSelector rejects the selector (its error text), or null when it parses. "
+         "A null selector parses (it matches nothing). matchLabels are checked in key order.")
+def label_selector_error(selector):
+    if selector is None:
+        return None
+    for key in sorted(selector.match_labels):
+        err = _requirement_error(key, "=", (selector.match_labels[key],))
+        if err:
+            return err
+    for req in selector.match_expressions:
+        if req.operator not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            return f"{_go_quote(req.operator)} is not a valid label selector operator"
+        err = _requirement_error(req.key, req.operator, req.values)
+        if err:
+            return err
+    return None
 
 
 _NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")

@@ -96,6 +96,10 @@ class _Checker:
         scores = module.of_type(ast.Score)
         for extra in scores[1:]:
             self.error("P045", "a policy has at most one score (it is one score plugin)", extra.span)
+        prefers = [s for r in module.of_type(ast.Rule) for s in r.body if isinstance(s, ast.Prefer)]
+        if scores and prefers:
+            self.error("P045", "a policy with a `score` cannot also `prefer` in its rules: both would be its score",
+                       prefers[0].span)
         for d in module.of_type(ast.Def):
             self.check_def_decl(path, d)
         for f in module.of_type(ast.Filter):

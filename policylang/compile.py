@@ -70,14 +70,18 @@ class _Compiler:
         module = self.program.modules[module_path]
         name = module.policy.name
         params = self.params(module_path, module, use, use_path)
+        rules = module.of_type(ast.Rule)
         filters = () if "filter" in use.without else tuple(
-            self.filter(module_path, f) for f in module.of_type(ast.Filter))
+            [self.filter(module_path, f) for f in module.of_type(ast.Filter)]
+            + [f for r in rules if (f := self.rule_filter(module_path, r)) is not None])
         scores = () if "score" in use.without else module.of_type(ast.Score)
         score = self.score(module_path, scores[0]) if scores else None
+        if score is None and "score" not in use.without:
+            score = self.rule_score(module_path, rules)
         weight = use.weight.value if use.weight is not None else 1
         return P.PluginPlan(name, weight, params, filters, score,
                             postfilter=name in ENGINE_POSTFILTERS and "postfilter" not in use.without,
-                            origin=use.span)
+                            rules=tuple(self.rule(module_path, r) for r in rules), origin=use.span)
 
     def params(self, module_path, module, use, use_path) -> dict:
         from .run.interpret import evaluate
@@ -139,6 +143,57 @@ class _Compiler:
                     normalize_expr = self.expr(stmt.expr, path, names)
         return P.ScorePlan(block.name, tuple(pod_steps), tuple(feasible_steps), tuple(node_steps),
                            value, normalize, normalize_expr, origin=block.span)
+
+    # ---- rules ----
+    def rule(self, path: str, r: ast.Rule) -> P.RulePlan:
+        from .cluster.model import LabelSelector, Toleration, TopologySpreadConstraint
+        from .run.interpret import evaluate
+
+        const = lambda e: evaluate(self.expr(e, path, {}), {}) if e is not None else None  # noqa: E731
+        tolerations = tuple(
+            Toleration(key=t.key, operator=t.operator, value=const(t.value) or "",
+                       effect="" if t.effect == "All" else t.effect, toleration_seconds=const(t.seconds))
+            for t in r.body if isinstance(t, ast.Tolerate))
+        spreads = tuple(
+            TopologySpreadConstraint(max_skew=const(s.max_skew), topology_key=s.topology_key,
+                                     when_unsatisfiable=s.when_unsatisfiable, label_selector=LabelSelector())
+            for s in r.body if isinstance(s, ast.Spread))
+        when = self.expr(r.when, path, {}) if r.when is not None else None
+        return P.RulePlan(r.name, when, tolerations, spreads, origin=r.span)
+
+    def _unless_rule_applies(self, path: str, r: ast.Rule) -> tuple:
+        return (P.SkipStep(P.Not(self.expr(r.when, path, {}))),) if r.when is not None else ()
+
+    def rule_filter(self, path: str, r: ast.Rule) -> "P.FilterPlan | None":
+        requires = [s for s in r.body if isinstance(s, ast.Require)]
+        if not requires:
+            return None
+        reason = P.Const(f"node(s) didn't satisfy rule {r.name}")
+        rejects = tuple(P.RejectStep(P.Not(self.expr(s.cond, path, {})), reason, "UnschedulableAndUnresolvable",
+                                     origin=s.span) for s in requires)
+        return P.FilterPlan(f"rule {r.name}", self._unless_rule_applies(path, r), rejects, origin=r.span)
+
+    def rule_score(self, path: str, rules) -> "P.ScorePlan | None":
+        """A policy's rules' `prefer` clauses: the weights of the matching ones, scaled to 0..100."""
+        terms, whens = [], []
+        for r in rules:
+            prefers = [s for s in r.body if isinstance(s, ast.Prefer)]
+            if not prefers:
+                continue
+            total = None
+            for s in prefers:
+                term = P.Cond(self.expr(s.cond, path, {}), self.expr(s.weight, path, {}), P.Const(0))
+                total = term if total is None else P.Op("+", total, term)
+            applies = self.expr(r.when, path, {}) if r.when is not None else P.Const(True)
+            whens.append(applies)
+            terms.append(P.Cond(applies, total, P.Const(0)))
+        if not terms:
+            return None
+        value, any_applies = terms[0], whens[0]
+        for t, w in zip(terms[1:], whens[1:]):
+            value, any_applies = P.Op("+", value, t), P.Op("or", any_applies, w)
+        # Pods no rule applies to get no score from it, as a PreScore Skip.
+        return P.ScorePlan("rules", (P.SkipStep(P.Not(any_applies)),), (), (), value, "max")
 
     # ---- expressions ----
     def expr(self, e, path: str, names: dict) -> P.IR:

@@ -172,6 +172,16 @@ class ScorePlan:
 
 
 @attrs.frozen
+class RulePlan:
+    """What a `rule` adds to the pods it matches before any plugin looks at them."""
+    name: str
+    when: "IR | None"
+    tolerations: tuple        # cluster.model.Toleration
+    spreads: tuple            # cluster.model.TopologySpreadConstraint (selector: the pod's own labels)
+    origin: Span = _origin()
+
+
+@attrs.frozen
 class PluginPlan:
     name: str
     weight: int
@@ -179,6 +189,7 @@ class PluginPlan:
     filters: tuple            # of FilterPlan, run in order
     score: "ScorePlan | None"
     postfilter: bool = False  # engine-implemented PostFilter (DefaultPreemption, DynamicResources)
+    rules: tuple = ()         # of RulePlan
     origin: Span = _origin()
 
 

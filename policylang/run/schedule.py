@@ -14,7 +14,7 @@ import attrs
 
 from .. import plan as P
 from ..builtins import EvalError
-from ..cluster.model import Node, Pod
+from ..cluster.model import LabelSelector, Node, Pod
 from ..cluster.state import ClusterState
 from ..decision import (ERROR, UNRESOLVABLE, UNSCHEDULABLE, Decision, NodeResult, PluginScore, Status)
 from .interpret import compile_ir
@@ -83,6 +83,23 @@ class Executable:
     def __init__(self, plan: P.Plan):
         self.plan = plan
         self.plugins = tuple(self._plugin(p) for p in plan.plugins)
+        self.rules = tuple((r, compile_ir(r.when) if r.when is not None else None)
+                           for p in plan.plugins for r in p.rules)
+
+    def apply_rules(self, state: ClusterState, pod: Pod) -> Pod:
+        """The pod as the plugins see it: with what matching rules add (tolerations, spread)."""
+        if not self.rules:
+            return pod
+        env = base_env(state, pod)
+        tolerations, spreads = list(pod.spec.tolerations), list(pod.spec.topology_spread_constraints)
+        for rule, when in self.rules:
+            if when is not None and not _truthy(_call(when, env, f"rule {rule.name}", "rule")):
+                continue
+            tolerations += rule.tolerations
+            selector = LabelSelector(match_labels=dict(pod.metadata.labels))
+            spreads += [attrs.evolve(s, label_selector=selector) for s in rule.spreads]
+        return attrs.evolve(pod, spec=attrs.evolve(pod.spec, tolerations=tuple(tolerations),
+                                                   topology_spread_constraints=tuple(spreads)))
 
     @staticmethod
     def _plugin(p: P.PluginPlan) -> _Plugin:
@@ -307,6 +324,7 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
         msg = "no nodes available to schedule pods"
         return Decision(**ident, nodes=(), fit_error=None, message=msg)
     try:
+        pod = exe.apply_rules(state, pod)
         pre = run_prefilter(exe, state, pod, base_env(state, pod))
         statuses: dict[str, Status] = {}
         absent: Status | None = None
