@@ -1,0 +1,87 @@
+"""Loading cluster state: every shape kubectl prints, API defaults, and the indexes."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from policylang.cluster.load import load_cluster, load_objects
+from policylang.cluster.quantity import parse_quantity
+from policylang.diagnostics import InputError
+
+NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+
+
+def pod(name, node=None, **spec):
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "x", **spec}]}}
+
+
+def test_list_multidoc_json_and_directory_shapes(tmp_path):
+    (tmp_path / "list.yaml").write_text(json.dumps({"kind": "List", "items": [NODE, pod("a", "n1")]}))
+    (tmp_path / "multi.yaml").write_text("---\n" + json.dumps(pod("b", "n1")) + "\n---\n" + json.dumps(pod("c")))
+    (tmp_path / "one.json").write_text(json.dumps({"kind": "PodList", "items": [
+        {k: v for k, v in pod("d", "n1").items() if k != "kind"}]}))
+    state = load_cluster([tmp_path])
+    assert list(state.nodes) == ["n1"]
+    assert sorted(p.metadata.name for p in state.pods) == ["a", "b", "c", "d"]
+    assert sorted(p.metadata.name for p in state.pods_by_node["n1"]) == ["a", "b", "d"]
+
+
+def test_api_defaults_are_applied(tmp_path):
+    (tmp_path / "p.yaml").write_text(json.dumps(pod("p", resources={"limits": {"cpu": "2"}},
+                                                   ports=[{"containerPort": 80, "hostPort": 80}])))
+    [p] = load_objects(tmp_path / "p.yaml")
+    assert p.metadata.namespace == "default"
+    assert p.spec.scheduler_name == "default-scheduler"
+    assert p.spec.containers[0].resources.requests["cpu"] == parse_quantity("2")  # requests default to limits
+    assert p.spec.containers[0].ports[0].protocol == "TCP"
+
+
+def test_requested_counts_sidecars_init_containers_and_overhead(tmp_path):
+    doc = pod("p", "n1", resources={"requests": {"cpu": "1"}})
+    doc["spec"]["initContainers"] = [
+        {"name": "sidecar", "restartPolicy": "Always", "resources": {"requests": {"cpu": "500m"}}},
+        {"name": "init", "resources": {"requests": {"cpu": "3"}}},
+    ]
+    doc["spec"]["overhead"] = {"cpu": "100m"}
+    (tmp_path / "c.yaml").write_text(json.dumps({"kind": "List", "items": [NODE, doc]}))
+    state = load_cluster([tmp_path / "c.yaml"])
+    # max(1 + 0.5 (sidecar keeps running), 3 + 0.5 (init runs beside the sidecar)) + 0.1 overhead
+    assert state.requested["n1"]["cpu"] == parse_quantity("3.6")
+    # every container without a memory request counts 200Mi: the container and the sidecar
+    assert state.nonzero_requested["n1"]["memory"] == parse_quantity("400Mi")
+
+
+def test_terminated_pods_do_not_use_the_node(tmp_path):
+    done = pod("done", "n1", resources={"requests": {"cpu": "1"}})
+    done["status"] = {"phase": "Succeeded"}
+    (tmp_path / "c.yaml").write_text(json.dumps({"kind": "List", "items": [NODE, done]}))
+    state = load_cluster([tmp_path / "c.yaml"])
+    assert state.pods_by_node["n1"] == []
+
+
+def test_priority_comes_from_priority_classes(tmp_path):
+    pc = {"kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000}
+    default = {"kind": "PriorityClass", "metadata": {"name": "base"}, "value": 10, "globalDefault": True}
+    high = pod("high")
+    high["spec"]["priorityClassName"] = "high"
+    (tmp_path / "c.yaml").write_text(json.dumps({"kind": "List", "items": [NODE, pc, default, high, pod("plain")]}))
+    state = load_cluster([tmp_path / "c.yaml"])
+    prio = {p.metadata.name: p.spec.priority for p in state.pods}
+    assert prio == {"high": 1000, "plain": 10}
+
+
+@pytest.mark.parametrize("doc, field", [
+    ({**NODE, "status": {"allocatable": {"cpu": "four"}}}, "status.allocatable['cpu']"),
+    ({**NODE, "spec": {"unschedulable": "yes"}}, "spec.unschedulable"),
+    (pod("p", resources={"requests": []}), "spec.containers[0].resources.requests"),
+])
+def test_malformed_objects_name_the_field(tmp_path, doc, field):
+    (tmp_path / "bad.yaml").write_text(json.dumps(doc))
+    with pytest.raises(InputError) as info:
+        load_cluster([tmp_path / "bad.yaml"])
+    assert info.value.field == field
+    assert info.value.path == str(tmp_path / "bad.yaml")
+    assert info.value.obj.startswith(doc["kind"])
