@@ -277,11 +277,18 @@ class Rule:
 
 
 @attrs.frozen
+class UseArg:
+    name: str
+    value: Expr
+    span: Span = _span()
+
+
+@attrs.frozen
 class Use:
     """``use NodeResourcesFit {args} weight 2 without score`` inside a profile."""
     ref: str
     is_path: bool = False
-    args: tuple = ()  # of (name, Expr, Span)
+    args: tuple = ()  # of UseArg
     weight: "Expr | None" = None
     without: tuple = ()
     span: Span = _span()

@@ -270,7 +270,7 @@ class _Checker:
             names[name] = use.span
             params = self.param_types.get(target, {})
             declared = {p.name: p for p in module.of_type(ast.Param)}
-            for arg_name, expr, span in use.args:
+            for arg_name, expr, span in ((a.name, a.value, a.span) for a in use.args):
                 if arg_name not in params:
                     self.error("P051", f"{name} has no param '{arg_name}'", span, *did_you_mean(arg_name, params))
                     continue
@@ -279,7 +279,7 @@ class _Checker:
                     self.error("P056", "a param value must be a constant", expr.span)
                 elif not compatible(params[arg_name], got):
                     self.error("P052", f"param {arg_name} of {name} is {params[arg_name]}, not {got}", expr.span)
-            given = {a for a, _, _ in use.args}
+            given = {a.name for a in use.args}
             for pname, p in declared.items():
                 if p.default is None and pname not in given:
                     self.error("P051", f"{name} needs a value for param '{pname}'", use.span)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import random
 import sys
 
@@ -57,6 +58,13 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument("--config", metavar="PATH", help="a KubeSchedulerConfiguration file")
     pl.add_argument("--source", action="store_true", help="with --config: print the generated .sched source")
     pl.set_defaults(run=cmd_plan)
+
+    f = sub.add_parser("fmt", help="rewrite .sched files in the canonical layout")
+    f.add_argument("paths", nargs="+", help="files or directories")
+    mode = f.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file would change")
+    mode.add_argument("--diff", action="store_true", help="print the changes as a unified diff; change nothing")
+    f.set_defaults(run=cmd_fmt)
 
     c = sub.add_parser("check", help="parse and type-check .sched files")
     c.add_argument("paths", nargs="+")
@@ -112,12 +120,55 @@ def cmd_plan(args) -> int:
     return 0
 
 
+def sched_files(paths: list[str]) -> list[Path]:
+    out = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out += sorted(p.rglob("*.sched"))
+        elif p.exists():
+            out.append(p)
+        else:
+            raise InputError("no such file or directory", path=str(p))
+    return out
+
+
+def cmd_fmt(args) -> int:
+    import difflib
+
+    from .format import format_source
+    from .write import write_atomic
+
+    changed, broken = [], False
+    for path in sched_files(args.paths):
+        text = path.read_text()
+        try:
+            formatted = format_source(text, str(path))
+        except PolicyError as err:  # never rewrite what does not parse
+            print(err.render(), file=sys.stderr)
+            broken = True
+            continue
+        if formatted == text:
+            continue
+        changed.append(path)
+        if args.diff:
+            sys.stdout.writelines(difflib.unified_diff(text.splitlines(True), formatted.splitlines(True),
+                                                       f"{path}", f"{path} (formatted)"))
+        elif args.check:
+            print(f"would reformat {path}")
+        else:
+            write_atomic(path, formatted)
+            print(f"reformatted {path}")
+    if broken:
+        return 2
+    return 1 if changed and (args.check or args.diff) else 0
+
+
 def cmd_check(args) -> int:
     from .check import check
     from .program import load_program
 
     failed = False
-    for path in args.paths:
+    for path in sched_files(args.paths):
         try:
             check(load_program(path))
         except PolicyError as err:

@@ -91,8 +91,8 @@ class _Compiler:
         for p in module.of_type(ast.Param):
             if p.default is not None:
                 values[p.name] = evaluate(self.expr(p.default, module_path, {}), {})
-        for arg, expr, _ in use.args:
-            values[arg] = merge_defaults(values.get(arg), evaluate(self.expr(expr, use_path, {}), {}))
+        for arg in use.args:
+            values[arg.name] = merge_defaults(values.get(arg.name), evaluate(self.expr(arg.value, use_path, {}), {}))
         return {name: as_param_value(types.get(name), v) for name, v in values.items()}
 
     # ---- blocks ----

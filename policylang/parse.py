@@ -252,7 +252,7 @@ class _Build(Transformer):
 
     @v_args(meta=True)
     def use_arg(self, meta, c):
-        return (str(c[0]), c[1], self._span(meta))
+        return ast.UseArg(str(c[0]), c[1], span=self._span(meta))
 
     @v_args(meta=True)
     def use_weight(self, meta, c):
@@ -342,8 +342,8 @@ class _Build(Transformer):
         if func is None:
             self._error("P005", "only functions can be called", getattr(callee, "span", span))
             return ast.Literal(None, "null", span=span)
-        if func in AGGREGATES and len(args) == 1 and args[0][1] is not None:
-            return self._comprehension(func, args[0], span)
+        if func in AGGREGATES and len(args) == 1 and (args[0][1] is not None or _binds(args[0][0])):
+            return self._comprehension(func, (args[0][0], args[0][1] or (None, None, None, None), args[0][2]), span)
         plain = [self._plain_arg(a) for a in args]
         return ast.Call(func, tuple(plain), func_span=callee.span, span=span)
 
@@ -505,6 +505,11 @@ class _Build(Transformer):
             return ast.Literal(None, "null")
         inner = _Build(self.path, self.diagnostics).transform(tree)
         return _shift(inner, line, column - 1)
+
+
+def _binds(expr) -> bool:
+    """`count(t in xs)`: an aggregate over one `name in list` binds the name."""
+    return isinstance(expr, ast.Binary) and expr.op == "in" and isinstance(expr.left, ast.Name)
 
 
 def _closing_brace(text: str, start: int) -> int:
