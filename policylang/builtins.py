@@ -299,10 +299,11 @@ def is_prefixed_native(name: str) -> bool:
 
 
 @builtin("is_extended_resource", [STRING], BOOL,
-         "Whether a resource name is an extended resource (example.com/foo): not native, not kubernetes.io/.")
+         "Whether a resource name is an extended resource (example.com/foo): not native, not kubernetes.io/, "
+         "not requests.*, and \"requests.\" + name a valid qualified name.")
 def is_extended_resource(name):
     native = "/" not in name or is_prefixed_native(name)
-    return not native and not name.startswith("requests.")
+    return not native and not name.startswith("requests.") and _valid_label_key("requests." + name)
 
 
 @builtin("is_scalar_resource", [STRING], BOOL,
@@ -510,13 +511,13 @@ _INT64 = re.compile(r"^[+-]?[0-9]+$")
 
 def _valid_label_key(key: str) -> bool:
     prefix, _, name = key.rpartition("/")
-    if "/" in key and (not prefix or len(prefix) > 253 or not _PREFIX.match(prefix)):
+    if "/" in key and (not prefix or len(prefix) > 253 or not _PREFIX.fullmatch(prefix)):
         return False
-    return 0 < len(name) <= 63 and bool(_NAME.match(name))
+    return 0 < len(name) <= 63 and bool(_NAME.fullmatch(name))
 
 
 def _valid_label_value(value: str) -> bool:
-    return value == "" or (len(value) <= 63 and bool(_NAME.match(value)))
+    return value == "" or (len(value) <= 63 and bool(_NAME.fullmatch(value)))
 
 
 def _requirement_valid(req) -> bool:
@@ -529,8 +530,17 @@ def _requirement_valid(req) -> bool:
     if op in ("Exists", "DoesNotExist"):
         return len(req.values) == 0
     if op in ("Gt", "Lt"):
-        return len(req.values) == 1 and bool(_INT64.match(req.values[0]))
+        # The value must parse as an int64 and, like every requirement value, be a valid label value.
+        return len(req.values) == 1 and _int64(req.values[0]) is not None and _valid_label_value(req.values[0])
     return False
+
+
+def _int64(text: str) -> int | None:
+    """strconv.ParseInt(text, 10, 64), or None where Go returns an error (syntax or range)."""
+    if not _INT64.fullmatch(text):
+        return None
+    n = int(text, 10)
+    return n if -(2 ** 63) <= n < 2 ** 63 else None
 
 
 def _requirement_matches(req, value: str | None) -> bool:
@@ -544,9 +554,10 @@ def _requirement_matches(req, value: str | None) -> bool:
     if op == "DoesNotExist":
         return value is None
     if op in ("Gt", "Lt"):
-        if value is None or len(req.values) != 1 or not _INT64.match(value) or not _INT64.match(req.values[0]):
+        have = _int64(value) if value is not None else None
+        bound = _int64(req.values[0]) if len(req.values) == 1 else None
+        if have is None or bound is None:
             return False
-        have, bound = int(value, 10), int(req.values[0], 10)
         return have > bound if op == "Gt" else have < bound
     return False
 
