@@ -53,6 +53,18 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--no-preemption", action="store_true", help="do not run PostFilter's preemption search")
     e.set_defaults(run=cmd_eval)
 
+    sm = sub.add_parser("simulate", help="schedule a batch of pending pods one by one")
+    sm.add_argument("--cluster", action="append", required=True, metavar="PATH")
+    sm.add_argument("--pods", action="append", required=True, metavar="PATH", help="the pending pods (repeatable)")
+    sm.add_argument("--profile", metavar="PATH|NAME")
+    sm.add_argument("--config", metavar="PATH", help="a KubeSchedulerConfiguration file")
+    sm.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    sm.add_argument("--write-state", metavar="OUT.yaml", help="write the resulting cluster as kubectl-style YAML")
+    sm.add_argument("--no-preemption", action="store_true")
+    sm.add_argument("--tie-break", choices=("name", "random"), default="name")
+    sm.add_argument("--seed", type=int, default=0)
+    sm.set_defaults(run=cmd_simulate)
+
     pl = sub.add_parser("plan", help="print the evaluation plan of a profile")
     pl.add_argument("profile", nargs="?", metavar="PATH|NAME")
     pl.add_argument("--config", metavar="PATH", help="a KubeSchedulerConfiguration file")
@@ -104,6 +116,60 @@ def cmd_eval(args) -> int:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         print(eval_text(decisions, Style(color)))
     return 0 if all(d.selected for d in decisions) else 1
+
+
+def cmd_simulate(args) -> int:
+    from .cluster.dump import write_state
+    from .report import Style, simulate_json, simulate_text
+    from .run.schedule import Executable
+    from .simulate import simulate
+
+    if args.config and args.profile:
+        raise InputError("give --profile or --config, not both")
+    plans = load_plans(args.profile, args.config)
+    executables = {name: Executable(plan) for name, plan in plans.items()}
+    if args.profile and len(executables) == 1:
+        # An explicit profile schedules every pod, whatever its schedulerName says.
+        only = next(iter(executables.values()))
+        executables = _AllPods(only)
+    state = load_cluster(args.cluster)
+    pods = _pods(args.pods)
+    rng = random.Random(args.seed) if args.tie_break == "random" else None
+    interactive = sys.stderr.isatty() and args.output == "text"
+    progress = _progress_bar if interactive and len(pods) > 20 else None
+    placements = []
+    try:
+        placements = simulate(executables, state, pods, preemption=not args.no_preemption, rng=rng,
+                              progress=progress, into=placements)
+    except KeyboardInterrupt:
+        print("\ninterrupted: showing the pods placed so far", file=sys.stderr)
+    if progress:
+        print(file=sys.stderr)
+    if args.write_state:
+        write_state(state, args.write_state)
+    if args.output == "json":
+        print(simulate_json(placements, state))
+    else:
+        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        print(simulate_text(placements, state, Style(color)))
+    return 0 if all(p.node or p.decision is None for p in placements) else 1
+
+
+class _AllPods(dict):
+    """Every schedulerName maps to the one profile given."""
+
+    def __init__(self, exe):
+        super().__init__()
+        self.exe = exe
+
+    def get(self, key, default=None):
+        return self.exe
+
+
+def _progress_bar(done: int, total: int) -> None:
+    width = 40
+    filled = width * done // total
+    print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} pods", end="", file=sys.stderr, flush=True)
 
 
 def cmd_plan(args) -> int:

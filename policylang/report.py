@@ -123,3 +123,101 @@ def _table(header: list[str], rows: list[list[str]], style: Style, selected) -> 
 
 def eval_text(decisions: Iterable[Decision], style: Style) -> str:
     return "\n\n".join(decision_text(d, style) for d in decisions)
+
+
+# ---- simulate --------------------------------------------------------------------
+
+SIMULATE_SCHEMA = "policylang/simulate/v1"
+GPU = "nvidia.com/gpu"
+
+
+def _milli(q) -> int:
+    return 0 if q is None else q.milli()
+
+
+def utilisation(state) -> dict:
+    """Requested / allocatable of cpu (millicores), memory (bytes), pods and GPUs, per node and zone."""
+    nodes, zones = {}, {}
+    for name, node in state.nodes.items():
+        alloc, used = node.status.allocatable, state.requested.get(name, {})
+        row = {
+            "cpu": {"requested": _milli(used.get("cpu")), "allocatable": _milli(alloc.get("cpu"))},
+            "memory": {"requested": _milli(used.get("memory")) // 1000, "allocatable": _milli(alloc.get("memory")) // 1000},
+            "pods": {"requested": len(state.pods_by_node.get(name, ())), "allocatable": _milli(alloc.get("pods")) // 1000},
+            "gpu": {"requested": _milli(used.get(GPU)) // 1000, "allocatable": _milli(alloc.get(GPU)) // 1000},
+        }
+        nodes[name] = row
+        zone = node.metadata.labels.get("topology.kubernetes.io/zone", "")
+        z = zones.setdefault(zone, {k: {"requested": 0, "allocatable": 0} for k in row})
+        for k, v in row.items():
+            z[k]["requested"] += v["requested"]
+            z[k]["allocatable"] += v["allocatable"]
+    return {"nodes": nodes, "zones": zones}
+
+
+def simulate_summary(placements) -> dict:
+    return {
+        "pods": len(placements),
+        "scheduled": sum(1 for p in placements if p.node),
+        "unschedulable": sum(1 for p in placements if p.decision is not None and not p.node),
+        "skipped": sum(1 for p in placements if p.decision is None),
+        "preempted": sum(len(p.victims) for p in placements),
+    }
+
+
+def simulate_json(placements, state) -> str:
+    doc = {
+        "schema": SIMULATE_SCHEMA,
+        "placements": [{
+            "pod": {"namespace": p.pod.metadata.namespace, "name": p.pod.metadata.name},
+            "node": p.node,
+            "message": p.message,
+            "nominated_node": p.nominated_node,
+            "victims": [{"namespace": v.namespace, "name": v.name} for v in p.victims],
+        } for p in placements],
+        "summary": {**simulate_summary(placements), "utilisation": utilisation(state)},
+    }
+    return json.dumps(doc, indent=2)
+
+
+def _ratio(r: dict, show=str) -> str:
+    if not r["allocatable"]:
+        return "-" if not r["requested"] else f"{show(r['requested'])}/0"
+    pct = 100 * r["requested"] // r["allocatable"]
+    return f"{show(r['requested'])}/{show(r['allocatable'])} ({pct}%)"
+
+
+def _cores(milli: int) -> str:
+    return f"{milli / 1000:g}"
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.1f}Gi".replace(".0Gi", "Gi")
+
+
+def simulate_text(placements, state, style: Style) -> str:
+    s = simulate_summary(placements)
+    lines = [style.bold(f"Simulated {s['pods']} pods on {len(state.nodes)} nodes: {s['scheduled']} scheduled, "
+                        f"{s['unschedulable']} unschedulable, {s['preempted']} preempted"
+                        + (f", {s['skipped']} left to other schedulers" if s["skipped"] else "")), ""]
+    rows = []
+    for p in placements:
+        note = p.message or ""
+        if p.victims:
+            note = "preempted " + ", ".join(f"{v.namespace}/{v.name}" for v in p.victims) + (f"; {note}" if note else "")
+        rows.append([f"{p.pod.metadata.namespace}/{p.pod.metadata.name}", p.node or "-", note])
+    width = [max(len(r[i]) for r in rows + [["POD", "NODE", ""]]) for i in range(2)]
+    lines.append(f"{'POD'.ljust(width[0])}  {'NODE'.ljust(width[1])}  NOTE")
+    for pod, node, note in rows:
+        line = f"{pod.ljust(width[0])}  {node.ljust(width[1])}  {note}".rstrip()
+        lines.append(style.bad(line) if node == "-" else line)
+    usage = utilisation(state)
+    for title, table in (("NODE", usage["nodes"]), ("ZONE", usage["zones"])):
+        lines.append("")
+        body = [[name or "(none)", _ratio(r["cpu"], _cores), _ratio(r["memory"], _gib), _ratio(r["pods"]),
+                 _ratio(r["gpu"])] for name, r in sorted(table.items())]
+        head = [title, "CPU", "MEMORY", "PODS", "GPU"]
+        widths = [max(len(x[i]) for x in body + [head]) for i in range(5)]
+        lines.append("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
+        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in body]
+    return "\n".join(lines)

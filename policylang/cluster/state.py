@@ -102,6 +102,10 @@ class ClusterState:
         self._account(bound, node_name)
         return bound
 
+    def evict(self, pods: list[model.Pod]) -> None:
+        for pod in pods:
+            self.remove(pod)
+
     def remove(self, pod: model.Pod) -> None:
         node = pod.spec.node_name
         self.pods = [p for p in self.pods if p.key != pod.key]

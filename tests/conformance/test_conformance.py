@@ -7,7 +7,8 @@ Filter, PreScore, Score and NormalizeScore directly:
 
 - ``filter``: node → null (passes) or {code, reasons} (this plugin rejects it);
 - ``prefilter``: {code, reasons} when PreFilter rejects the pod; ``skip_filter: true``
-  when PreFilter skips the plugin;
+  when PreFilter skips the plugin; ``prefilter_nodes``: the sorted node names of the
+  PreFilterResult (null: all nodes);
 - ``scores``: node → normalized score, every given node treated as feasible;
   ``skip_score: true`` when PreScore skips the plugin.
 """
@@ -66,6 +67,8 @@ def test_case(doc, case, tmp_path):
     assert pre.status is None, f"PreFilter rejected the pod: {pre.status}"
     if "skip_filter" in case:
         assert (not pre.active.get(plugin)) == case["skip_filter"]
+    if "prefilter_nodes" in case:
+        assert (None if pre.allowed is None else sorted(pre.allowed)) == case["prefilter_nodes"]
     if "filter" in case:
         for name, expected in case["filter"].items():
             status = run_filters(exe, pre, state.nodes[name])

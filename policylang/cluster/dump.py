@@ -1,0 +1,59 @@
+"""Cluster state → kubectl-style YAML that `load_cluster` reads back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import cattrs
+import yaml
+
+from . import model
+from .quantity import Quantity, format_quantity
+from .state import ClusterState
+
+
+def _converter() -> cattrs.Converter:
+    conv = cattrs.Converter()
+    conv.register_unstructure_hook(Quantity, format_quantity)
+
+    def attrs_hook(cls):
+        fields = [(a.name, model.api_name(a.name)) for a in attrs.fields(cls)]
+
+        def unstructure(obj):
+            out = {}
+            for attr, key in fields:
+                value = conv.unstructure(getattr(obj, attr))
+                # Empty values are what the loader defaults to anyway.
+                if value is None or value == "" or value is False or value == {} or value == [] or value == ():
+                    continue
+                out[key] = list(value) if isinstance(value, tuple) else value
+            return out
+        return unstructure
+
+    conv.register_unstructure_hook_factory(attrs.has, attrs_hook)
+    return conv
+
+
+CONVERTER = _converter()
+API_VERSIONS = {"Node": "v1", "Pod": "v1", "Namespace": "v1", "Service": "v1", "ReplicationController": "v1",
+                "PriorityClass": "scheduling.k8s.io/v1", "PodDisruptionBudget": "policy/v1",
+                "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1"}
+
+
+def dump_object(obj) -> dict:
+    raw = CONVERTER.unstructure(obj)
+    kind = raw.pop("kind", type(obj).__name__)
+    return {"apiVersion": API_VERSIONS.get(kind, "v1"), "kind": kind, **raw}
+
+
+def dump_state(state: ClusterState) -> dict:
+    objects = [*state.namespaces.values(), *state.priority_classes.values(), *state.nodes.values(),
+               *state.services, *state.workloads, *state.pdbs, *state.pods]
+    return {"apiVersion": "v1", "kind": "List", "items": [dump_object(o) for o in objects]}
+
+
+def write_state(state: ClusterState, path: str | Path) -> None:
+    from ..write import write_atomic
+
+    write_atomic(path, yaml.safe_dump(dump_state(state), sort_keys=False, width=120))

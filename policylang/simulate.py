@@ -1,0 +1,71 @@
+"""Simulate: schedule a batch of pending pods one by one, as kube-scheduler's queue would.
+
+Queue order is PrioritySort's (higher priority first, then earlier creation). Each
+decision is bound into the state (requested resources, ports, topology and affinity all
+follow) before the next pod is scheduled. When preemption nominates a node, its victims are
+evicted and the pod is scheduled again at once, as the next cycle would.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+import attrs
+
+from .cluster.model import Pod
+from .cluster.state import ClusterState
+from .decision import Decision, Victim
+from .run.schedule import Executable, schedule
+
+
+@attrs.frozen
+class Placement:
+    pod: Pod
+    decision: "Decision | None"          # None: no profile for the pod's schedulerName
+    node: "str | None" = None
+    nominated_node: "str | None" = None
+    victims: tuple = ()
+
+    @property
+    def message(self) -> "str | None":
+        if self.decision is None:
+            return f"no profile for schedulerName \"{self.pod.spec.scheduler_name}\""
+        return None if self.node else self.decision.message
+
+
+def queue_order(pods: Iterable[Pod]) -> list[Pod]:
+    """PrioritySort: priority descending, then creation time; input order breaks ties."""
+    indexed = list(enumerate(pods))
+    indexed.sort(key=lambda ip: (-(ip[1].spec.priority or 0), ip[1].metadata.creation_timestamp or "", ip[0]))
+    return [p for _, p in indexed]
+
+
+def simulate(executables: dict[str, Executable], state: ClusterState, pods: Iterable[Pod], *,
+             preemption: bool = True, rng=None,
+             progress: Callable[[int, int], None] | None = None,
+             into: list | None = None) -> list[Placement]:
+    """Schedule ``pods`` into ``state`` (which is changed in place); one Placement per pod,
+    appended to ``into`` as they are decided so an interrupted run keeps what it did."""
+    queue = queue_order(state.with_priority(p) for p in pods)
+    placements = into if into is not None else []
+    for i, pod in enumerate(queue):
+        exe = executables.get(pod.spec.scheduler_name)
+        if exe is None:
+            placements.append(Placement(pod, None))
+            continue
+        decision = schedule(exe, state, pod, rng=rng, preemption=preemption)
+        victims: tuple[Victim, ...] = ()
+        nominated = decision.nominated_node
+        if decision.selected is None and nominated is not None:
+            victims = decision.victims
+            evicted = {(v.namespace, v.name) for v in victims}
+            state.evict([p for p in state.pods_by_node[nominated]
+                         if (p.metadata.namespace, p.metadata.name) in evicted])
+            decision = schedule(exe, state, pod, rng=rng, preemption=preemption)
+        node = decision.selected
+        if node is not None:
+            state.bind(pod, node)
+        placements.append(Placement(pod, decision, node, nominated, victims))
+        if progress is not None:
+            progress(i + 1, len(queue))
+    return placements
