@@ -53,6 +53,14 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--no-preemption", action="store_true", help="do not run PostFilter's preemption search")
     e.set_defaults(run=cmd_eval)
 
+    x = sub.add_parser("explain", help="why a pod is Pending: every failing filter, near misses, what would fit")
+    x.add_argument("--cluster", action="append", required=True, metavar="PATH")
+    x.add_argument("--pod", action="append", required=True, metavar="PATH")
+    x.add_argument("--profile", metavar="PATH|NAME")
+    x.add_argument("--config", metavar="PATH")
+    x.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    x.set_defaults(run=cmd_explain)
+
     sm = sub.add_parser("simulate", help="schedule a batch of pending pods one by one")
     sm.add_argument("--cluster", action="append", required=True, metavar="PATH")
     sm.add_argument("--pods", action="append", required=True, metavar="PATH", help="the pending pods (repeatable)")
@@ -116,6 +124,30 @@ def cmd_eval(args) -> int:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         print(eval_text(decisions, Style(color)))
     return 0 if all(d.selected for d in decisions) else 1
+
+
+def cmd_explain(args) -> int:
+    from .explain import explain
+    from .report import Style, explain_json, explain_text
+    from .run.schedule import Executable
+
+    if args.config and args.profile:
+        raise InputError("give --profile or --config, not both")
+    plans = load_plans(args.profile, args.config)
+    executables = {name: Executable(plan) for name, plan in plans.items()}
+    only = next(iter(executables.values())) if len(executables) == 1 and not args.config else None
+    state = load_cluster(args.cluster)
+    explanations = []
+    for pod in _pods(args.pod):
+        exe = only or executables.get(pod.spec.scheduler_name)
+        if exe is None:
+            raise InputError(f"no profile for schedulerName '{pod.spec.scheduler_name}'", obj=f"Pod {pod.key}")
+        explanations.append(explain(exe, state, pod))
+    if args.output == "json":
+        print(explain_json(explanations))
+    else:
+        print(explain_text(explanations, Style(sys.stdout.isatty() and not os.environ.get("NO_COLOR"))))
+    return 0 if all(e.decision.selected for e in explanations) else 1
 
 
 def cmd_simulate(args) -> int:

@@ -221,3 +221,50 @@ def simulate_text(placements, state, style: Style) -> str:
         lines.append("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
         lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in body]
     return "\n".join(lines)
+
+
+# ---- explain ---------------------------------------------------------------------
+
+EXPLAIN_SCHEMA = "policylang/explain/v1"
+
+
+def explain_json(explanations) -> str:
+    results = []
+    for e in explanations:
+        doc = decision_json(e.decision)
+        for n in doc["nodes"]:
+            n["filters"] = {plugin: {"code": s.code, "reasons": list(s.reasons)}
+                            for plugin, s in e.filters.get(n["name"], {}).items()}
+        doc["near_misses"] = [{"node": name, "plugin": s.plugin, "code": s.code, "reasons": list(s.reasons)}
+                              for name, s in e.near_misses]
+        doc["suggestions"] = [{"change": s.change, "node": s.node, "schedules_on": s.result, "verified": True}
+                              for s in e.suggestions]
+        results.append(doc)
+    return json.dumps({"schema": EXPLAIN_SCHEMA, "results": results}, indent=2)
+
+
+def explain_text(explanations, style: Style) -> str:
+    out = []
+    for e in explanations:
+        d = e.decision
+        lines = [decision_text(d, style).split("\n\n")[0]]
+        lines += ["", "NODE".ljust(12) + "FAILING FILTERS (each as if it ran alone)"]
+        width = max([len(n) for n in e.filters] + [10]) + 2
+        for name in sorted(e.filters, key=lambda n: (sum(s.code not in ("Success", "Skip")
+                                                             for s in e.filters[n].values()), n)):
+            failing = [f"{p}: {s.message}" for p, s in e.filters[name].items() if s.code not in ("Success", "Skip")]
+            lines.append(name.ljust(width) + (style.bad("; ".join(failing)) if failing else style.good("fits")))
+        if not d.selected:
+            lines.append("")
+            if e.near_misses:
+                lines.append("Near misses (one filter away):")
+                lines += [f"  {name.ljust(width)}{s.plugin}: {s.message}" for name, s in e.near_misses]
+            else:
+                lines.append("No near misses: every node fails more than one filter.")
+            if e.suggestions:
+                lines.append("What would make it fit (each checked by running the plan again):")
+                lines += [f"  - {s.change} → schedules on {s.result}" for s in e.suggestions]
+            else:
+                lines.append("No single change found that makes it fit.")
+        out.append("\n".join(lines))
+    return "\n\n".join(out)
