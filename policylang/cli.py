@@ -86,6 +86,12 @@ def _parser() -> argparse.ArgumentParser:
     mode.add_argument("--diff", action="store_true", help="print the changes as a unified diff; change nothing")
     f.set_defaults(run=cmd_fmt)
 
+    t = sub.add_parser("test", help="run policy unit tests (*_test.yaml)")
+    t.add_argument("paths", nargs="+", help="test files or directories")
+    t.add_argument("--format", choices=("text", "junit"), default="text")
+    t.add_argument("--coverage", action="store_true", help="show reject statements and scores no test exercised")
+    t.set_defaults(run=cmd_test)
+
     c = sub.add_parser("check", help="parse and type-check .sched files")
     c.add_argument("paths", nargs="+")
     c.set_defaults(run=cmd_check)
@@ -259,6 +265,35 @@ def cmd_fmt(args) -> int:
     if broken:
         return 2
     return 1 if changed and (args.check or args.diff) else 0
+
+
+def cmd_test(args) -> int:
+    from .tester import Coverage, discover, junit, run_file
+
+    coverage = Coverage() if args.coverage else None
+    outcomes = [o for path in discover(args.paths) for o in run_file(path, coverage)]
+    if args.format == "junit":
+        print(junit(outcomes))
+    else:
+        for o in outcomes:
+            if o.passed:
+                continue
+            print(f"FAIL {o.file}: {o.name}")
+            for what, expected, actual in o.failures:
+                print(f"  {what}:\n    - expected: {expected!r}\n    + actual:   {actual!r}")
+        if coverage is not None:
+            missed = [f"{os.path.relpath(o.path)}:{o.line}:{o.column}" for o, hit in coverage.rejects.items() if not hit]
+            unscored = [p for p, hit in coverage.scores.items() if not hit]
+            total = len(coverage.rejects) + len(coverage.scores)
+            hit = total - len(missed) - len(unscored)
+            print(f"coverage: {hit}/{total} reject statements and scores exercised")
+            for m in missed:
+                print(f"  never rejected: {m}")
+            for p in unscored:
+                print(f"  never scored: {p}")
+        failed = sum(1 for o in outcomes if not o.passed)
+        print(f"{len(outcomes) - failed} passed, {failed} failed")
+    return 1 if any(not o.passed for o in outcomes) else 0
 
 
 def cmd_check(args) -> int:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import attrs
 
+from .source import Span
+
 SUCCESS = "Success"
 UNSCHEDULABLE = "Unschedulable"
 UNRESOLVABLE = "UnschedulableAndUnresolvable"
@@ -17,6 +19,8 @@ class Status:
     code: str
     reasons: tuple = ()
     plugin: str = ""
+    # The `reject` statement that decided it, for explanations and coverage.
+    origin: "Span | None" = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def message(self) -> str:

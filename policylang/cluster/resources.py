@@ -4,7 +4,7 @@ Shared by every plugin that counts resources, so it lives with the cluster model
 policy: containers add up; an init container needs its requests plus the sidecars started
 before it; restartable (sidecar) init containers keep running and add to the total; the
 pod needs the larger of the two; pod-level ``spec.resources`` replaces the per-container
-sum for cpu and memory; ``spec.overhead`` is added last.
+sum for cpu, memory and hugepages-*; ``spec.overhead`` is added last.
 """
 
 from __future__ import annotations

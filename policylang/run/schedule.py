@@ -30,11 +30,12 @@ class PlanRuntimeError(Exception):
 
 @attrs.frozen
 class _Step:
-    kind: str      # let | reject | restrict
+    kind: str      # let | skip | reject | restrict
     name: str
     fn: Any
     reason: Any = None
     code: str = ""
+    origin: Any = None
 
 
 def _steps(steps: Iterable) -> tuple:
@@ -45,7 +46,7 @@ def _steps(steps: Iterable) -> tuple:
         elif isinstance(s, P.SkipStep):
             out.append(_Step("skip", "", compile_ir(s.cond)))
         elif isinstance(s, P.RejectStep):
-            out.append(_Step("reject", "", compile_ir(s.cond), compile_ir(s.reason), s.code))
+            out.append(_Step("reject", "", compile_ir(s.cond), compile_ir(s.reason), s.code, s.origin))
         elif isinstance(s, P.RestrictStep):
             out.append(_Step("restrict", "", compile_ir(s.names)))
     return tuple(out)
@@ -176,7 +177,7 @@ def run_prefilter(exe: Executable, state: ClusterState, pod: Pod, base: dict) ->
                         out.allowed = names if out.allowed is None else out.allowed & names
                 elif _truthy(_call(step.fn, env, plugin.name, "PreFilter")):
                     status = Status(step.code, _reasons(_call(step.reason, env, plugin.name, "PreFilter")),
-                                    plugin.name)
+                                    plugin.name, step.origin)
                     out.status = status
                     if status.code == UNRESOLVABLE:
                         out.active[plugin.name] = active
@@ -205,7 +206,8 @@ def run_filters(exe: Executable, pre: PreFilterOutcome, node: Node) -> "Status |
                 if step.kind == "let":
                     env[step.name] = _call(step.fn, env, plugin.name, "filter")
                 elif _truthy(_call(step.fn, env, plugin.name, "filter")):
-                    return Status(step.code, _reasons(_call(step.reason, env, plugin.name, "filter")), plugin.name)
+                    return Status(step.code, _reasons(_call(step.reason, env, plugin.name, "filter")), plugin.name,
+                                  step.origin)
     return None
 
 

@@ -1,0 +1,185 @@
+"""policylang test: policy unit tests written in YAML beside the policies, like `opa test`.
+
+A test file (``*_test.yaml``)::
+
+    profile: ./team.sched            # a .sched with a profile, a stdlib profile name, or omitted
+    cluster: ../cluster.yaml         # file(s) or directory, or inline {items: [...]}
+    tests:
+      - name: web pods stay off GPU nodes
+        pod: ../pods/web.yaml        # a file, or the Pod inline
+        expect:
+          selected: worker-c1        # or null for unschedulable
+          feasible: [worker-a1, worker-b1, worker-c1]
+          rejected: {gpu-a1: {plugin: GpuIsolation, reason: "node(s) are reserved for GPU workloads"}}
+          scores: {worker-c1: {NodeResourcesFit: {min: 50, max: 100}}}
+          message: "0/7 nodes are available: ..."
+          message_contains: "Insufficient cpu"
+
+Paths are relative to the test file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import yaml
+
+from . import load_plans
+from .cluster.load import load_cluster, load_objects, structure_object
+from .cluster.state import ClusterState
+from .decision import Decision
+from .diagnostics import InputError
+from .run.schedule import Executable, schedule
+
+EXPECT_KEYS = {"selected", "feasible", "rejected", "scores", "message", "message_contains"}
+
+
+@attrs.frozen
+class Outcome:
+    file: str
+    name: str
+    failures: tuple = ()       # of (what, expected, actual)
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+@attrs.define
+class Coverage:
+    """Which reject statements fired and which score plugins ran, across all tests."""
+    rejects: dict = attrs.Factory(dict)        # origin span → ever fired
+    scores: dict = attrs.Factory(dict)         # plugin → ever scored a node
+
+    def add_plan(self, exe: Executable) -> None:
+        from . import plan as P
+        for plugin in exe.plan.plugins:
+            for f in plugin.filters:
+                for step in f.pod_steps + f.node_steps:
+                    if isinstance(step, P.RejectStep):
+                        self.rejects.setdefault(step.origin, False)
+            if plugin.score is not None:
+                self.scores.setdefault(plugin.name, False)
+
+    def add_decision(self, d: Decision) -> None:
+        for n in d.nodes:
+            if n.failure is not None and n.failure.origin is not None:
+                self.rejects[n.failure.origin] = True
+            for plugin in (n.scores or {}):
+                self.scores[plugin] = True
+
+
+def discover(paths: list[str]) -> list[Path]:
+    out = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out += sorted(p.rglob("*_test.yaml")) + sorted(p.rglob("*_test.yml"))
+        elif p.exists():
+            out.append(p)
+        else:
+            raise InputError("no such file or directory", path=str(p))
+    return out
+
+
+def run_file(path: Path, coverage: Coverage | None = None) -> list[Outcome]:
+    import time
+
+    doc = _load_yaml(path)
+    base = path.parent
+    profile = doc.get("profile")
+    if isinstance(profile, str) and (profile.endswith(".sched") or "/" in profile):
+        profile = str((base / profile).resolve())
+    plans = load_plans(profile)
+    exe = Executable(next(iter(plans.values())))
+    if coverage is not None:
+        coverage.add_plan(exe)
+    state = _cluster(doc.get("cluster"), base, path)
+    outcomes = []
+    for i, case in enumerate(doc.get("tests") or []):
+        where = f"tests[{i}]"
+        if not isinstance(case, dict) or "pod" not in case or "expect" not in case:
+            raise InputError("each test needs a pod and an expect", path=str(path), field=where)
+        unknown = set(case["expect"]) - EXPECT_KEYS
+        if unknown:
+            raise InputError(f"unknown expectation(s) {sorted(unknown)}; known: {sorted(EXPECT_KEYS)}",
+                             path=str(path), field=f"{where}.expect")
+        started = time.perf_counter()
+        pod = _pod(case["pod"], base, path, where)
+        decision = schedule(exe, state, pod)
+        if coverage is not None:
+            coverage.add_decision(decision)
+        outcomes.append(Outcome(str(path), case.get("name", where), tuple(_compare(case["expect"], decision)),
+                                time.perf_counter() - started))
+    return outcomes
+
+
+def _load_yaml(path: Path) -> dict:
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise InputError(f"invalid YAML: {err}", path=str(path)) from None
+    if not isinstance(doc, dict):
+        raise InputError("expected a mapping with `tests`", path=str(path))
+    return doc
+
+
+def _cluster(spec, base: Path, path: Path) -> ClusterState:
+    if spec is None:
+        raise InputError("a test file needs a `cluster`", path=str(path), field="cluster")
+    if isinstance(spec, dict):
+        return ClusterState.build([structure_object(o, str(path), i) for i, o in enumerate(spec.get("items") or [])])
+    paths = spec if isinstance(spec, list) else [spec]
+    return load_cluster([base / p for p in paths])
+
+
+def _pod(spec, base: Path, path: Path, where: str):
+    if isinstance(spec, str):
+        pods = load_objects(base / spec, kinds=["Pod"])
+        if len(pods) != 1:
+            raise InputError(f"expected one Pod in {spec}, found {len(pods)}", path=str(path), field=f"{where}.pod")
+        return pods[0]
+    return structure_object({"kind": "Pod", **spec}, str(path))
+
+
+def _compare(expect: dict, d: Decision):
+    if "selected" in expect and expect["selected"] != d.selected:
+        yield ("selected", expect["selected"], d.selected)
+    if "feasible" in expect and sorted(expect["feasible"]) != sorted(d.feasible):
+        yield ("feasible", sorted(expect["feasible"]), sorted(d.feasible))
+    nodes = {n.name: n for n in d.nodes}
+    for name, want in (expect.get("rejected") or {}).items():
+        n = nodes.get(name)
+        got = None if n is None or n.failure is None else {"plugin": n.failure.plugin,
+                                                            "reason": n.failure.message}
+        if got is None or any(got[k] != v for k, v in want.items()):
+            yield (f"rejected[{name}]", want, got)
+    for name, plugins in (expect.get("scores") or {}).items():
+        n = nodes.get(name)
+        for plugin, bounds in plugins.items():
+            got = (n.scores or {}).get(plugin) if n is not None else None
+            value = got.normalized if got is not None else None
+            lo, hi = bounds.get("min", 0), bounds.get("max", 100)
+            if value is None or not lo <= value <= hi:
+                yield (f"scores[{name}][{plugin}]", f"{lo}..{hi}", value)
+    if "message" in expect and expect["message"] != d.message:
+        yield ("message", expect["message"], d.message)
+    if "message_contains" in expect and expect["message_contains"] not in (d.message or ""):
+        yield ("message_contains", expect["message_contains"], d.message)
+
+
+def junit(outcomes: list[Outcome]) -> str:
+    from xml.sax.saxutils import escape, quoteattr
+
+    failures = sum(1 for o in outcomes if not o.passed)
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
+             f'<testsuite name="policylang" tests="{len(outcomes)}" failures="{failures}">']
+    for o in outcomes:
+        lines.append(f'  <testcase classname={quoteattr(o.file)} name={quoteattr(o.name)} time="{o.seconds:.4f}">')
+        if not o.passed:
+            text = "\n".join(f"{what}: expected {exp!r}, got {got!r}" for what, exp, got in o.failures)
+            lines.append(f'    <failure message={quoteattr(o.failures[0][0])}>{escape(text)}</failure>')
+        lines.append("  </testcase>")
+    lines.append("</testsuite>")
+    return "\n".join(lines)
