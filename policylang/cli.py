@@ -51,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="among equally scored nodes pick the smallest name (default) or a seeded random one")
     e.add_argument("--seed", type=int, default=0)
     e.add_argument("--no-preemption", action="store_true", help="do not run PostFilter's preemption search")
+    e.add_argument("--percentage-of-nodes-to-score", type=int, metavar="N",
+                   help="stop filtering once this share of nodes is feasible, as upstream (0: adaptive); "
+                        "default: every node is evaluated")
     e.set_defaults(run=cmd_eval)
 
     x = sub.add_parser("explain", help="why a pod is Pending: every failing filter, near misses, what would fit")
@@ -69,6 +72,9 @@ def _parser() -> argparse.ArgumentParser:
     sm.add_argument("-o", "--output", choices=("text", "json"), default="text")
     sm.add_argument("--write-state", metavar="OUT.yaml", help="write the resulting cluster as kubectl-style YAML")
     sm.add_argument("--no-preemption", action="store_true")
+    sm.add_argument("--percentage-of-nodes-to-score", type=int, metavar="N",
+                    help="score only this share of nodes, as upstream (default: the profile's setting, else "
+                         "upstream's adaptive default; 100 scores every node)")
     sm.add_argument("--tie-break", choices=("name", "random"), default="name")
     sm.add_argument("--seed", type=int, default=0)
     sm.set_defaults(run=cmd_simulate)
@@ -107,7 +113,7 @@ def _pods(paths: list[str]) -> list[Pod]:
 
 def cmd_eval(args) -> int:
     from .report import Style, eval_json, eval_text
-    from .run.schedule import Executable, schedule
+    from .run.schedule import Executable, Sampling, schedule
 
     if args.config and args.profile:
         raise InputError("give --profile or --config, not both")
@@ -123,7 +129,9 @@ def cmd_eval(args) -> int:
         if exe is None:
             raise InputError(f"no profile for schedulerName '{pod.spec.scheduler_name}' "
                              f"(profiles: {', '.join(sorted(executables))})", obj=f"Pod {pod.key}")
-        decisions.append(schedule(exe, state, pod, rng=rng, preemption=not args.no_preemption))
+        sampling = (Sampling(args.percentage_of_nodes_to_score)
+                    if args.percentage_of_nodes_to_score is not None else None)
+        decisions.append(schedule(exe, state, pod, rng=rng, preemption=not args.no_preemption, sampling=sampling))
     if args.output == "json":
         print(eval_json(decisions))
     else:
@@ -178,7 +186,7 @@ def cmd_simulate(args) -> int:
     placements = []
     try:
         placements = simulate(executables, state, pods, preemption=not args.no_preemption, rng=rng,
-                              progress=progress, into=placements)
+                              progress=progress, into=placements, percentage=args.percentage_of_nodes_to_score)
     except KeyboardInterrupt:
         print("\ninterrupted: showing the pods placed so far", file=sys.stderr)
     if progress:

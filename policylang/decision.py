@@ -43,10 +43,11 @@ class NodeResult:
     name: str
     failure: "Status | None" = None
     scores: "dict[str, PluginScore] | None" = None   # feasible nodes only; plugin → score
+    evaluated: bool = True    # False: node sampling stopped before this node was looked at
 
     @property
     def feasible(self) -> bool:
-        return self.failure is None
+        return self.failure is None and self.evaluated
 
     @property
     def total(self) -> "int | None":

@@ -24,6 +24,7 @@ def decision_json(d: Decision) -> dict:
                 plugin: {"raw": s.raw, "normalized": s.normalized, "weight": s.weight, "weighted": s.weighted}
                 for plugin, s in n.scores.items()},
             "total": n.total,
+            "evaluated": n.evaluated,
         })
     out = {
         "pod": {"namespace": d.pod_namespace, "name": d.pod_name},

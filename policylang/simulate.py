@@ -15,7 +15,7 @@ import attrs
 from .cluster.model import Pod
 from .cluster.state import ClusterState
 from .decision import Decision, Victim
-from .run.schedule import Executable, schedule
+from .run.schedule import Executable, Sampling, schedule
 
 
 @attrs.frozen
@@ -43,17 +43,23 @@ def queue_order(pods: Iterable[Pod]) -> list[Pod]:
 def simulate(executables: dict[str, Executable], state: ClusterState, pods: Iterable[Pod], *,
              preemption: bool = True, rng=None,
              progress: Callable[[int, int], None] | None = None,
-             into: list | None = None) -> list[Placement]:
+             into: list | None = None, percentage: "int | None" = None) -> list[Placement]:
     """Schedule ``pods`` into ``state`` (which is changed in place); one Placement per pod,
-    appended to ``into`` as they are decided so an interrupted run keeps what it did."""
+    appended to ``into`` as they are decided so an interrupted run keeps what it did.
+
+    Nodes are sampled as upstream does: ``percentage`` (else the profile's
+    percentage_of_nodes_to_score, else adaptive), from a start index that rotates across pods.
+    """
     queue = queue_order(state.with_priority(p) for p in pods)
     placements = into if into is not None else []
+    sampling = Sampling()
     for i, pod in enumerate(queue):
         exe = executables.get(pod.spec.scheduler_name)
         if exe is None:
             placements.append(Placement(pod, None))
             continue
-        decision = schedule(exe, state, pod, rng=rng, preemption=preemption)
+        sampling.percentage = percentage if percentage is not None else exe.plan.percentage_of_nodes_to_score
+        decision = schedule(exe, state, pod, rng=rng, preemption=preemption, sampling=sampling)
         victims: tuple[Victim, ...] = ()
         nominated = decision.nominated_node
         if decision.selected is None and nominated is not None:
@@ -61,7 +67,7 @@ def simulate(executables: dict[str, Executable], state: ClusterState, pods: Iter
             evicted = {(v.namespace, v.name) for v in victims}
             state.evict([p for p in state.pods_by_node[nominated]
                          if (p.metadata.namespace, p.metadata.name) in evicted])
-            decision = schedule(exe, state, pod, rng=rng, preemption=preemption)
+            decision = schedule(exe, state, pod, rng=rng, preemption=preemption, sampling=sampling)
         node = decision.selected
         if node is not None:
             state.bind(pod, node)

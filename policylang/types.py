@@ -104,6 +104,16 @@ def unify(a: Type, b: Type) -> Type | None:
     if a.kind == b.kind == "map":
         k, v = unify(a.args[0], b.args[0]), unify(a.args[1], b.args[1])
         return map_of(k, v) if k and v else None
+    if a.kind == b.kind == "record" and not a.name and not b.name:
+        # Record literals in one list may leave out different fields.
+        fa, fb = dict(a.fields), dict(b.fields)
+        merged = {}
+        for name in {**fa, **fb}:
+            t = unify(fa[name], fb[name]) if name in fa and name in fb else fa.get(name) or fb.get(name)
+            if t is None:
+                return None
+            merged[name] = t
+        return anon_record(sorted(merged.items()))
     return None
 
 

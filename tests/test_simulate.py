@@ -133,3 +133,38 @@ def test_written_state_loads_back_and_decides_the_same(tmp_path, capsys):
 def test_simulate_text_on_the_examples(capsys, golden):
     main(["simulate", "--cluster", str(EXAMPLES / "cluster.yaml"), "--pods", str(EXAMPLES / "pods")])
     golden(Path(__file__).parent / "fixtures" / "simulate" / "examples.txt", capsys.readouterr().out)
+
+
+def test_adaptive_node_sampling_as_upstream():
+    from policylang.run.schedule import num_feasible_nodes_to_find
+    # numFeasibleNodesToFind: all below 100 nodes; else max(n * max(50 - n/125, 5) / 100, 100).
+    assert num_feasible_nodes_to_find(None, 99) == 99
+    assert num_feasible_nodes_to_find(None, 100) == 100
+    assert num_feasible_nodes_to_find(None, 500) == 230     # 500 * 46 / 100
+    assert num_feasible_nodes_to_find(None, 5000) == 500    # 50 - 40 = 10%
+    assert num_feasible_nodes_to_find(None, 15000) == 750   # floor of 5%
+    assert num_feasible_nodes_to_find(10, 500) == 100       # never fewer than 100
+    assert num_feasible_nodes_to_find(100, 500) == 500
+
+
+def test_node_tree_interleaves_zones_and_sampling_rotates(tmp_path):
+    from policylang.cluster.load import structure_object
+    from policylang.run.schedule import Sampling
+    items = []
+    for zone in ("a", "b"):
+        for i in range(60):
+            n = node(f"{zone}-{i:02d}")
+            n["metadata"]["labels"]["topology.kubernetes.io/zone"] = zone
+            items.append(n)
+    state = load_cluster([write(tmp_path, "c.yaml", items)])
+    order = [n.metadata.name for n in state.node_tree_order()]
+    assert order[:4] == ["a-00", "b-00", "a-01", "b-01"]
+    exe = Executable(load_plans()["default-scheduler"])
+    sampling = Sampling(percentage=None)
+    p = structure_object(pod("p", "100m"), "<test>")
+    first = schedule(exe, state, p, sampling=sampling)
+    assert sum(n.evaluated for n in first.nodes) == 100          # 120 nodes: stop at 100 feasible
+    assert sampling.next_start == 100
+    second = schedule(exe, state, p, sampling=sampling)
+    evaluated = {n.name for n in second.nodes if n.evaluated}
+    assert "a-50" in evaluated and "a-00" in evaluated and "a-49" not in evaluated  # wrapped around

@@ -6,6 +6,7 @@ place thousands of pods without re-scanning the cluster.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Iterable
 
 import attrs
@@ -29,6 +30,7 @@ class ClusterState:
         self.pods_by_node: dict[str, list[model.Pod]] = {}
         self.requested: dict[str, dict[str, Quantity]] = {}
         self.nonzero_requested: dict[str, dict[str, Quantity]] = {}
+        self._tree_order: list[model.Node] | None = None
 
     @classmethod
     def build(cls, objects: Iterable) -> "ClusterState":
@@ -69,6 +71,18 @@ class ClusterState:
     @property
     def bound_pods(self) -> list[model.Pod]:
         return [p for pods in self.pods_by_node.values() for p in pods]
+
+    def node_tree_order(self) -> list[model.Node]:
+        """The scheduler cache's node list: zones in order of first appearance, one node of
+        each zone in turn (its nodeTree), zones keyed by region and zone labels."""
+        if self._tree_order is None:
+            zones: dict[str, list[model.Node]] = {}
+            for node in self.nodes.values():
+                zones.setdefault(zone_key(node), []).append(node)
+            columns = list(zones.values())
+            depth = max((len(c) for c in columns), default=0)
+            self._tree_order = [c[i] for i in range(depth) for c in columns if i < len(c)]
+        return self._tree_order
 
     def namespace_labels(self, name: str) -> dict[str, str]:
         ns = self.namespaces.get(name)
@@ -120,6 +134,17 @@ class ClusterState:
         _add_into(self.nonzero_requested[node], nonzero_pod_requests(pod), 1)
 
 
+def zone_key(node: model.Node) -> str:
+    """utilnode.GetZoneKey: the legacy failure-domain labels win over topology.kubernetes.io."""
+    labels = node.metadata.labels
+    zone = labels.get("failure-domain.beta.kubernetes.io/zone", labels.get("topology.kubernetes.io/zone", ""))
+    region = labels.get("failure-domain.beta.kubernetes.io/region", labels.get("topology.kubernetes.io/region", ""))
+    return "" if not region and not zone else f"{region}:\x00:{zone}"
+
+
 def _add_into(total: dict[str, Quantity], more: dict[str, Quantity], sign: int) -> None:
+    # A node adds up each pod's request already rounded up, cpu to millicores and the
+    # rest to whole units, as its NodeInfo does.
     for name, q in more.items():
-        total[name] = total.get(name, ZERO) + (q if sign > 0 else -q)
+        rounded = Quantity(Fraction(q.milli(), 1000)) if name == "cpu" else Quantity(Fraction(q.value()))
+        total[name] = total.get(name, ZERO) + (rounded if sign > 0 else -rounded)

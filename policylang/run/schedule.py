@@ -315,8 +315,32 @@ def fit_error_text(num_nodes: int, statuses: dict[str, Status], absent: "Status 
 
 # ---- the cycle ------------------------------------------------------------------------------
 
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def num_feasible_nodes_to_find(percentage: "int | None", num_nodes: int) -> int:
+    """How many feasible nodes kube-scheduler looks for before it stops filtering
+    (percentageOfNodesToScore; 0 or unset is adaptive)."""
+    if num_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_nodes
+    if not percentage:
+        percentage = max(50 - num_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    found = num_nodes * percentage // 100
+    return max(found, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@attrs.define
+class Sampling:
+    """Node sampling as upstream: a percentage (None/0 adaptive, 100 every node) and the
+    rotating index the next search starts from, kept across pods."""
+    percentage: "int | None" = None
+    next_start: int = 0
+    wanted: int = 0   # feasible nodes to find in the current search
+
+
 def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Random | None" = None,
-             preemption: bool = True) -> Decision:
+             preemption: bool = True, sampling: "Sampling | None" = None) -> Decision:
     from .postfilter import run_postfilter
 
     pod = state.with_priority(pod)
@@ -341,16 +365,21 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
             considered = nodes if pre.allowed is None else [n for n in nodes if n.metadata.name in pre.allowed]
             if pre.allowed is not None:
                 absent = Status(UNRESOLVABLE, (f"node(s) didn't satisfy plugin(s) [{' '.join(pre.restricted_by)}]",))
-            for node in considered:
+            for node in _visit_order(state, considered, sampling):
                 status = run_filters(exe, pre, node)
                 if status is None:
                     feasible.append(node)
+                    if sampling is not None and len(feasible) >= sampling.wanted:
+                        break
                 else:
                     statuses[node.metadata.name] = status
+            if sampling is not None:
+                sampling.next_start = (sampling.next_start + len(feasible) + len(statuses)) % len(nodes)
             explicit = dict(statuses)
             fits = {n.metadata.name for n in feasible}
+            unvisited = {n.metadata.name for n in considered} - fits - set(statuses)
             for node in nodes:
-                if node.metadata.name not in statuses and node.metadata.name not in fits:
+                if node.metadata.name not in statuses and node.metadata.name not in fits | unvisited:
                     statuses[node.metadata.name] = absent
         if not feasible:
             fit_error = fit_error_text(len(nodes), explicit, absent, prefilter_msg)
@@ -362,9 +391,22 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
         scores = run_scores(exe, pre, feasible) if len(feasible) > 1 else {feasible[0].metadata.name: {}}
     except PlanRuntimeError as err:
         return Decision(**ident, nodes=(), message=str(err))
-    results = tuple(NodeResult(n.metadata.name, statuses.get(n.metadata.name), scores.get(n.metadata.name))
+    results = tuple(NodeResult(n.metadata.name, statuses.get(n.metadata.name), scores.get(n.metadata.name),
+                               evaluated=n.metadata.name in statuses or n.metadata.name in scores)
                     for n in nodes)
     return Decision(**ident, nodes=results, selected=_select(results, rng))
+
+
+def _visit_order(state: ClusterState, nodes: list[Node], sampling: "Sampling | None") -> list[Node]:
+    """Every node, in name order; or, when sampling, the scheduler's node-tree order (zones
+    interleaved) from the rotating start index, as findNodesThatPassFilters walks it."""
+    if sampling is None:
+        return nodes
+    allowed = {n.metadata.name for n in nodes}
+    ordered = [n for n in state.node_tree_order() if n.metadata.name in allowed]
+    sampling.wanted = num_feasible_nodes_to_find(sampling.percentage, len(ordered))
+    start = sampling.next_start % len(ordered) if ordered else 0
+    return ordered[start:] + ordered[:start]
 
 
 def _select(results: tuple, rng: "random.Random | None") -> str:
