@@ -29,6 +29,11 @@ def format_source(text: str, path: str = "<input>") -> str:
     return _Formatter(text).module(module)
 
 
+def format_module(module: ast.Module) -> str:
+    """The canonical text of a syntax tree built in code (no comments or blank lines to keep)."""
+    return _Formatter("").module(module)
+
+
 # ---- expressions --------------------------------------------------------------------
 
 def expr(e, parent: int = 0) -> str:

@@ -55,3 +55,8 @@ def test_fmt_check_and_write(tmp_path, capsys):
     assert main(["fmt", str(tmp_path)]) == 0
     assert f.read_text() == "policy P\n"
     assert main(["fmt", "--check", str(f)]) == 0
+
+
+def test_shipped_policies_are_formatted():
+    for source in sorted((ROOT / "stdlib_policies").glob("*.sched")) + sorted((ROOT / "examples").rglob("*.sched")):
+        assert format_source(source.read_text(), source.name) == source.read_text(), f"run policylang fmt {source}"

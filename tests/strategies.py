@@ -1,0 +1,668 @@
+"""Hypothesis strategies for policylang's property tests (see tests/test_properties.py).
+
+Three families, each usable on its own:
+
+- **Kubernetes data**: quantities (as text and as ``Quantity``), label sets and selectors,
+  taints and tolerations, Nodes and Pods. Objects are drawn as API-shaped dicts, as
+  ``kubectl get -o yaml`` prints them, and typed with ``policylang.cluster.load.structure_object``,
+  so every property that uses them also exercises loading and the API server's defaults.
+- **Clusters**: a :class:`Cluster` of node and pod dicts whose bound pods name existing nodes;
+  ``Cluster.state()`` builds a fresh ``ClusterState`` each time it is called.
+- **Programs**: ``.sched`` modules drawn as ``policylang.ast`` trees in the canonical shape the
+  parser produces (see :func:`modules`), so that formatting one and parsing the text back must
+  give the same tree.
+
+Vocabularies are small on purpose: the same label keys, taint keys, images and host ports
+recur across nodes and pods, so selectors match, tolerations tolerate and ports collide often
+enough for every property to see both outcomes.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from fractions import Fraction
+
+import attrs
+from hypothesis import strategies as st
+
+from policylang import ast
+from policylang.builtins import REGISTRY
+from policylang.cluster.load import structure_object
+from policylang.cluster.quantity import Quantity, parse_quantity
+from policylang.cluster.state import ClusterState
+
+# ---- Kubernetes quantities ---------------------------------------------------------------
+
+BINARY_SUFFIXES = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+
+
+@attrs.frozen
+class QuantityText:
+    """A quantity as written, in parts: ``sign whole[.frac]suffix``. ``exact`` is the value the
+    parts denote, computed here with fractions independently of policylang's parser (before the
+    API's rounding up to whole nano-units)."""
+    sign: str
+    whole: str
+    frac: str | None
+    suffix: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.sign}{self.whole}{'' if self.frac is None else '.' + self.frac}{self.suffix}"
+
+    @property
+    def exact(self) -> Fraction:
+        number = Fraction(int(self.whole or "0")) + (Fraction(int(self.frac), 10 ** len(self.frac))
+                                                     if self.frac else 0)
+        if self.suffix in BINARY_SUFFIXES:
+            number *= 1024 ** BINARY_SUFFIXES[self.suffix]
+        elif self.suffix in DECIMAL_SUFFIXES:
+            number *= Fraction(10) ** DECIMAL_SUFFIXES[self.suffix]
+        elif self.suffix:
+            number *= Fraction(10) ** int(self.suffix[1:])
+        return -number if self.sign == "-" else number
+
+
+_DIGITS = st.text("0123456789", min_size=1, max_size=6)
+
+
+@st.composite
+def quantity_texts(draw, signed: bool = True) -> QuantityText:
+    """Any quantity the API accepts: optional sign, digits with an optional fraction (``1.``,
+    ``.5``), and a binary (Ki…Ei), decimal (n…E) or exponent (e3, E-2) suffix, or none."""
+    sign = draw(st.sampled_from(["", "+", "-"])) if signed else ""
+    whole = draw(_DIGITS | st.just(""))
+    frac = draw(st.none() | _DIGITS | st.just(""))
+    if not whole and not frac:
+        whole = draw(_DIGITS)
+    suffix = draw(st.sampled_from(["", *BINARY_SUFFIXES, *DECIMAL_SUFFIXES])
+                  | st.builds(lambda e, sign, n: f"{e}{sign}{n}", st.sampled_from("eE"),
+                              st.sampled_from(["", "+", "-"]), st.integers(0, 24)))
+    return QuantityText(sign, whole, frac, suffix)
+
+
+def quantities(min_value: int = -10**15, max_value: int = 10**15) -> st.SearchStrategy[Quantity]:
+    """Quantity objects: any whole number of nano-units (the API's resolution), between the bounds
+    (in whole units), in any of the three printing formats."""
+    nanos = st.integers(min_value * 10**9, max_value * 10**9)
+    scaled = st.builds(lambda n, scale: n * 10**scale, st.integers(-10**6, 10**6), st.integers(0, 24))
+    return st.builds(lambda n, fmt: Quantity(Fraction(n, 10**9), fmt),
+                     nanos | scaled.filter(lambda n: min_value * 10**9 <= n <= max_value * 10**9),
+                     st.sampled_from(["DecimalSI", "BinarySI", "DecimalExponent"]))
+
+
+def cpu_texts(max_millis: int = 16000) -> st.SearchStrategy[str]:
+    """A cpu amount as a manifest writes it: ``250m``, ``2``, ``1.5``."""
+    return st.one_of(
+        st.integers(0, max_millis).map(lambda m: f"{m}m"),
+        st.integers(0, max_millis // 1000).map(str),
+        st.integers(0, max_millis // 100).map(lambda d: f"{d // 10}.{d % 10}"),
+    )
+
+
+def memory_texts(max_mi: int = 32768) -> st.SearchStrategy[str]:
+    """A memory amount: ``512Mi``, ``4Gi``, or plain bytes."""
+    return st.one_of(
+        st.integers(0, max_mi).map(lambda m: f"{m}Mi"),
+        st.integers(0, max_mi // 1024).map(lambda g: f"{g}Gi"),
+        st.integers(0, max_mi * 2**20).map(str),
+    )
+
+
+# ---- labels and selectors --------------------------------------------------------------------
+
+LABEL_KEYS = ["app", "tier", "team", "disktype", "gpu-model", "example.com/pool", "kubernetes.io/arch"]
+LABEL_VALUES = ["", "web", "db", "a", "b", "ssd", "hdd", "a100", "amd64", "1", "2", "10"]
+ZONES = ["zone-a", "zone-b", "zone-c"]
+ZONE_KEY = "topology.kubernetes.io/zone"
+HOSTNAME_KEY = "kubernetes.io/hostname"
+NAMESPACES = ["default", "shop", "ml"]
+
+# The API's syntax: a qualified name, optionally prefixed by a DNS subdomain.
+_NAME_PART = st.from_regex(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,10}[A-Za-z0-9])?", fullmatch=True)
+_DNS_PREFIX = st.from_regex(r"[a-z0-9]([-a-z0-9]{0,6}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,6}[a-z0-9])?){0,2}",
+                            fullmatch=True)
+
+
+def label_keys() -> st.SearchStrategy[str]:
+    """Valid label keys, mostly from a small shared vocabulary."""
+    prefixed = st.builds(lambda p, n: f"{p}/{n}", _DNS_PREFIX, _NAME_PART)
+    return st.sampled_from(LABEL_KEYS) | _NAME_PART | prefixed
+
+
+def label_values() -> st.SearchStrategy[str]:
+    """Valid label values (empty, or a qualified name part), mostly from the vocabulary."""
+    return st.sampled_from(LABEL_VALUES) | _NAME_PART
+
+
+def label_sets(max_size: int = 4) -> st.SearchStrategy[dict]:
+    return st.dictionaries(label_keys(), label_values(), max_size=max_size)
+
+
+@st.composite
+def _requirement(draw, operators) -> dict:
+    op = draw(st.sampled_from(operators))
+    key = draw(label_keys())
+    if op in ("Exists", "DoesNotExist"):
+        return {"key": key, "operator": op}
+    if op in ("Gt", "Lt"):
+        return {"key": key, "operator": op, "values": [str(draw(st.integers(0, 20)))]}
+    return {"key": key, "operator": op, "values": draw(st.lists(label_values(), min_size=1, max_size=3))}
+
+
+def label_selectors() -> st.SearchStrategy[dict]:
+    """A metav1.LabelSelector, as the API prints it (matchLabels and/or matchExpressions)."""
+    return st.fixed_dictionaries({}, optional={
+        "matchLabels": label_sets(3),
+        "matchExpressions": st.lists(_requirement(["In", "NotIn", "Exists", "DoesNotExist"]), max_size=2),
+    })
+
+
+def node_selector_terms() -> st.SearchStrategy[dict]:
+    """A NodeSelectorTerm: label requirements (with Gt/Lt) and sometimes a metadata.name field."""
+    fields = st.lists(st.builds(lambda names: {"key": "metadata.name", "operator": "In", "values": names},
+                                st.lists(st.sampled_from(["node-0", "node-1", "node-2", "node-9"]),
+                                         min_size=1, max_size=2)), max_size=1)
+    return st.fixed_dictionaries({}, optional={
+        "matchExpressions": st.lists(_requirement(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]),
+                                     max_size=2),
+        "matchFields": fields,
+    })
+
+
+# ---- taints and tolerations ---------------------------------------------------------------
+
+TAINT_KEYS = ["dedicated", "gpu", "example.com/maintenance", "node-role.kubernetes.io/control-plane",
+              "node.kubernetes.io/unschedulable"]
+TAINT_VALUES = ["", "true", "a", "b"]
+EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+def taints() -> st.SearchStrategy[dict]:
+    """A node taint (key, value, effect) from the shared vocabulary."""
+    return st.builds(lambda k, v, e: {"key": k, "value": v, "effect": e} if v else {"key": k, "effect": e},
+                     st.sampled_from(TAINT_KEYS) | label_keys(), st.sampled_from(TAINT_VALUES),
+                     st.sampled_from(EFFECTS))
+
+
+@st.composite
+def tolerations(draw) -> dict:
+    """A toleration: Equal (key and value) or Exists (any value; an empty key matches every
+    taint), for one effect or all (empty), with tolerationSeconds sometimes on NoExecute."""
+    operator = draw(st.sampled_from(["Equal", "Exists", None]))  # None: the API default, Equal
+    key = draw(st.sampled_from(TAINT_KEYS) | (st.just("") if operator == "Exists" else st.nothing()))
+    tol = {"key": key} if key else {}
+    if operator is not None:
+        tol["operator"] = operator
+    if operator != "Exists":
+        value = draw(st.sampled_from(TAINT_VALUES))
+        if value:
+            tol["value"] = value
+    effect = draw(st.sampled_from(["", *EFFECTS]))
+    if effect:
+        tol["effect"] = effect
+    if effect == "NoExecute" and draw(st.booleans()):
+        tol["tolerationSeconds"] = draw(st.integers(0, 3600))
+    return tol
+
+
+# ---- nodes ------------------------------------------------------------------------------------
+
+IMAGES = ["nginx:1.27", "redis:7.2", "busybox", "registry.example.com/team/app:v2", "postgres:16"]
+EXTENDED = "example.com/gpu"
+
+
+@st.composite
+def nodes(draw, name: str = "node-0") -> dict:
+    """A Node: allocatable (and capacity) cpu, memory and pods, sometimes ephemeral-storage and
+    an extended resource; labels with its zone and hostname; taints; images; unschedulable."""
+    allocatable = {"cpu": draw(cpu_texts()), "memory": draw(memory_texts()), "pods": str(draw(st.integers(0, 12)))}
+    if draw(st.booleans()):
+        allocatable["ephemeral-storage"] = draw(memory_texts(200 * 1024))
+    if draw(st.integers(0, 3)) == 0:
+        allocatable[EXTENDED] = str(draw(st.integers(0, 4)))
+    labels = draw(label_sets(3))
+    labels[HOSTNAME_KEY] = name
+    if draw(st.integers(0, 4)) > 0:
+        labels[ZONE_KEY] = draw(st.sampled_from(ZONES))
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+            "spec": {}, "status": {"capacity": dict(allocatable), "allocatable": allocatable}}
+    node_taints = draw(st.lists(taints(), max_size=3, unique_by=lambda t: (t["key"], t["effect"])))
+    if node_taints:
+        node["spec"]["taints"] = node_taints
+    if draw(st.integers(0, 5)) == 0:
+        node["spec"]["unschedulable"] = True
+    images = draw(st.lists(st.sampled_from(IMAGES), max_size=3, unique=True))
+    if images:
+        node["status"]["images"] = [{"names": [i if ":" in i.rsplit("/", 1)[-1] else f"{i}:latest"],
+                                     "sizeBytes": draw(st.integers(0, 2 * 10**9))} for i in images]
+    return node
+
+
+# ---- pods -------------------------------------------------------------------------------------
+
+@st.composite
+def resources(draw, extended: bool = True) -> dict:
+    """A container's requests and limits (either may be absent; limits alone imply requests)."""
+    def amounts():
+        out = {}
+        if draw(st.integers(0, 3)) > 0:
+            out["cpu"] = draw(cpu_texts(4000))
+        if draw(st.integers(0, 3)) > 0:
+            out["memory"] = draw(memory_texts(8192))
+        if extended and draw(st.integers(0, 5)) == 0:
+            out[EXTENDED] = str(draw(st.integers(0, 2)))
+        if draw(st.integers(0, 5)) == 0:
+            out["ephemeral-storage"] = draw(memory_texts(20 * 1024))
+        return out
+    res = {}
+    if draw(st.integers(0, 4)) > 0:
+        res["requests"] = amounts()
+    if draw(st.integers(0, 3)) == 0:
+        res["limits"] = amounts()
+    return res
+
+
+@st.composite
+def containers(draw, name: str, sidecar: bool = False) -> dict:
+    """A container with an image from the shared list, resources, and sometimes a host port."""
+    c = {"name": name, "image": draw(st.sampled_from(IMAGES)), "resources": draw(resources())}
+    if draw(st.integers(0, 3)) == 0:
+        port = {"containerPort": 8080, "hostPort": draw(st.sampled_from([80, 443, 8080]))}
+        if draw(st.booleans()):
+            port["protocol"] = draw(st.sampled_from(["TCP", "UDP"]))
+        if draw(st.integers(0, 3)) == 0:
+            port["hostIP"] = draw(st.sampled_from(["0.0.0.0", "127.0.0.1", "10.0.0.1"]))
+        c["ports"] = [port]
+    if sidecar:
+        c["restartPolicy"] = "Always"
+    return c
+
+
+@st.composite
+def pod_affinity_terms(draw) -> dict:
+    term = {"labelSelector": draw(label_selectors()), "topologyKey": draw(st.sampled_from([ZONE_KEY, HOSTNAME_KEY]))}
+    if draw(st.integers(0, 3)) == 0:
+        term["namespaces"] = draw(st.lists(st.sampled_from(NAMESPACES), max_size=2))
+    return term
+
+
+@st.composite
+def pods(draw, name: str = "pending", node_names: tuple = (), bound: bool = False,
+         affinity: bool = True, namespace: str | None = None) -> dict:
+    """A Pod: containers, init containers and sidecars, requests/limits, host ports, tolerations,
+    nodeSelector, node affinity (required and preferred), priority, labels; with ``affinity``
+    also inter-pod (anti-)affinity and topology spread constraints.
+
+    ``bound``: the pod runs on one of ``node_names`` (phase Running, rarely Succeeded);
+    otherwise it is pending, and sometimes names a node in ``spec.nodeName`` itself."""
+    spec: dict = {"containers": [draw(containers(f"c{i}")) for i in range(draw(st.integers(1, 3)))]}
+    inits = [draw(containers(f"init{i}", sidecar=draw(st.booleans()))) for i in range(draw(st.integers(0, 2)))]
+    if inits:
+        spec["initContainers"] = inits
+    tols = draw(st.lists(tolerations(), max_size=3))
+    if tols:
+        spec["tolerations"] = tols
+    if draw(st.integers(0, 3)) == 0:
+        spec["nodeSelector"] = draw(label_sets(2))
+    node_affinity = {}
+    if draw(st.integers(0, 3)) == 0:
+        node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {
+            "nodeSelectorTerms": draw(st.lists(node_selector_terms(), min_size=1, max_size=2))}
+    if draw(st.integers(0, 3)) == 0:
+        node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = draw(st.lists(
+            st.builds(lambda w, t: {"weight": w, "preference": t}, st.integers(1, 100), node_selector_terms()),
+            min_size=1, max_size=2))
+    aff = {"nodeAffinity": node_affinity} if node_affinity else {}
+    if affinity:
+        for kind in ("podAffinity", "podAntiAffinity"):
+            if draw(st.integers(0, 4)) == 0:
+                aff[kind] = {}
+                if draw(st.booleans()):
+                    aff[kind]["requiredDuringSchedulingIgnoredDuringExecution"] = draw(
+                        st.lists(pod_affinity_terms(), min_size=1, max_size=2))
+                else:
+                    aff[kind]["preferredDuringSchedulingIgnoredDuringExecution"] = draw(st.lists(
+                        st.builds(lambda w, t: {"weight": w, "podAffinityTerm": t}, st.integers(1, 100),
+                                  pod_affinity_terms()), min_size=1, max_size=2))
+        if draw(st.integers(0, 4)) == 0:
+            spec["topologySpreadConstraints"] = draw(st.lists(st.builds(
+                lambda skew, key, when, sel: {"maxSkew": skew, "topologyKey": key, "whenUnsatisfiable": when,
+                                              "labelSelector": sel},
+                st.integers(1, 3), st.sampled_from([ZONE_KEY, HOSTNAME_KEY]),
+                st.sampled_from(["DoNotSchedule", "ScheduleAnyway"]), label_selectors()), min_size=1, max_size=2))
+    if aff:
+        spec["affinity"] = aff
+    if draw(st.integers(0, 2)) == 0:
+        spec["priority"] = draw(st.integers(-10, 1000))
+    if draw(st.integers(0, 6)) == 0:
+        spec["overhead"] = {"cpu": draw(cpu_texts(500))}
+    status = {"phase": "Pending"}
+    if bound:
+        spec["nodeName"] = draw(st.sampled_from(node_names))
+        status["phase"] = draw(st.sampled_from(["Running"] * 9 + ["Succeeded"]))
+    elif node_names and draw(st.integers(0, 9)) == 0:
+        spec["nodeName"] = draw(st.sampled_from([*node_names, "elsewhere"]))
+    metadata = {"name": name, "namespace": namespace or draw(st.sampled_from(NAMESPACES)),
+                "labels": draw(label_sets(3))}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec, "status": status}
+
+
+# ---- clusters ---------------------------------------------------------------------------------
+
+def structure(raw: dict):
+    """An API dict → the typed object, through the loader (API defaults applied)."""
+    return structure_object(copy.deepcopy(raw), "<generated>")
+
+
+@attrs.frozen
+class Cluster:
+    """Nodes and the pods bound to them, as API dicts (copy before changing them)."""
+    nodes: tuple
+    pods: tuple
+
+    @property
+    def node_names(self) -> list[str]:
+        return [n["metadata"]["name"] for n in self.nodes]
+
+    def objects(self) -> list:
+        return [structure(o) for o in (*self.nodes, *self.pods)]
+
+    def state(self) -> ClusterState:
+        return ClusterState.build(self.objects())
+
+    def evolve(self, nodes=None, pods=None) -> "Cluster":
+        return Cluster(tuple(self.nodes if nodes is None else nodes), tuple(self.pods if pods is None else pods))
+
+
+@st.composite
+def clusters(draw, min_nodes: int = 1, max_nodes: int = 5, max_pods: int = 6, affinity: bool = True) -> Cluster:
+    """A cluster: nodes with distinct names, and pods bound only to those nodes.
+
+    ``affinity=False`` leaves inter-pod (anti-)affinity and topology spread out of every pod."""
+    count = draw(st.integers(min_nodes, max_nodes))
+    names = [f"node-{i}" for i in range(count)]
+    node_dicts = [draw(nodes(name)) for name in names]
+    pod_dicts = [draw(pods(f"running-{i}", tuple(names), bound=True, affinity=affinity))
+                 for i in range(draw(st.integers(0, max_pods)))] if names else []
+    return Cluster(tuple(node_dicts), tuple(pod_dicts))
+
+
+# ---- .sched programs as syntax trees ------------------------------------------------------------
+#
+# Every tree drawn here is one the parser can produce ("canonical"), so parse(fmt(tree)) == tree
+# must hold. The shapes the parser never builds are left out, each for the reason given:
+#
+# - a unary minus applied to a number literal: `-5` is read as the literal -5;
+# - an aggregate call with one `x in xs` argument: `any(x in xs)` is read as a comprehension;
+# - a list comprehension of the short form without `where`: `[x in xs]` is a one-item list;
+# - `by` outside group(...), and group(...) without `by`: both are syntax errors;
+# - an empty map written as a record: `{}` is a map;
+# - `normalize with` with no expression: `with` is a keyword there.
+#
+# Two limits of the language itself shape what is drawn (they are reported, not worked around
+# in the formatter):
+#
+# - `prefer weight W COND` puts two expressions side by side, so COND cannot start with a token
+#   that would continue W (`(`, `[`, `-`, `not`, `in`, `and`, `or`): `prefer weight 80 not x`
+#   does not parse. Weights are drawn as number literals and conditions filtered accordingly;
+# - inside `${...}` a string cannot contain the quote that delimits the enclosing string, so an
+#   interpolated string holds no interpolated string, and its holes hold no string with a `'`.
+
+EXPR_KEYWORDS = frozenset({"if", "not", "true", "false", "null"})  # keywords where an expression starts
+AGGREGATES = ("any", "all", "count", "sum", "min", "max", "first")
+COMMON_NAMES = ["pod", "node", "cluster", "params", "feasible", "score", "scores", "t", "tol", "x", "n", "p",
+                "requested", "allocatable", "reasons", "value", "code", "reason", "weight", "in", "where"]
+COMMON_FIELDS = ["metadata", "spec", "status", "labels", "name", "namespace", "taints", "tolerations",
+                 "nodeSelector", "allocatable", "containers", "resources", "requests", "effect", "key", "if"]
+
+identifiers = (st.sampled_from(COMMON_NAMES)
+               | st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
+               | st.from_regex(r"[a-z][a-z_]{24,40}", fullmatch=True))  # long: forces line breaking
+names = identifiers.filter(lambda s: s not in EXPR_KEYWORDS)
+field_names = st.sampled_from(COMMON_FIELDS) | identifiers
+profile_names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,20}", fullmatch=True)
+
+# Strings: the characters that need escaping, the ones that start holes, non-ASCII text, and
+# characters Python counts as line breaks but the grammar does not.
+_SPECIAL = "\"'\\${}#\n\t\r\x0b\x0c\x85\u2028 é漢😀"
+string_values = st.text(st.sampled_from(_SPECIAL) | st.characters(codec="utf-8", exclude_categories=["Cs"]),
+                        max_size=12)
+_hole_string_values = st.text(st.sampled_from("\"\\${}#\n\t ab") | st.characters(
+    codec="utf-8", exclude_categories=["Cs"], exclude_characters="'"), max_size=8)
+
+
+def _number_literals():
+    ints = st.integers(0, 10**12).map(lambda v: ast.Literal(v, "int", str(v)))
+    floats = st.builds(lambda a, b: f"{a}.{b}", st.integers(0, 999), _DIGITS).map(
+        lambda t: ast.Literal(float(t), "float", t))
+    quantity_text = st.builds(lambda whole, frac, suffix: f"{whole}{'.' + frac if frac else ''}{suffix}",
+                              st.integers(0, 10**6), st.none() | _DIGITS,
+                              st.sampled_from([*BINARY_SUFFIXES, "m", "k", "M", "G", "T", "P", "E"])
+                              | st.builds(lambda e, s, n: f"{e}{s}{n}", st.sampled_from("eE"),
+                                          st.sampled_from(["", "+", "-"]), st.integers(0, 12)))
+    quantity = quantity_text.map(lambda t: ast.Literal(parse_quantity(t), "quantity", t))
+    duration = st.builds(lambda n, unit: ast.Literal(n * (3600 if unit == "h" else 1), "duration", f"{n}{unit}"),
+                         st.integers(0, 10**6), st.sampled_from("sh"))
+    numbers = st.one_of(ints, floats, quantity)
+    negative = numbers.map(lambda lit: ast.Literal(-lit.value, lit.kind, "-" + lit.text))
+    return st.one_of(numbers, negative, duration)
+
+
+def _leaves(strings):
+    return st.one_of(
+        _number_literals(),
+        strings.map(lambda s: ast.Literal(s, "string")),   # no text: the formatter must quote it
+        st.sampled_from([ast.Literal(True, "bool", "true"), ast.Literal(False, "bool", "false"),
+                         ast.Literal(None, "null", "null")]),
+        names.map(ast.Name),
+    )
+
+
+def _binds(e) -> bool:
+    return isinstance(e, ast.Binary) and e.op == "in" and isinstance(e.left, ast.Name)
+
+
+def _is_number(e) -> bool:
+    return isinstance(e, ast.Literal) and e.kind in ("int", "float", "quantity")
+
+
+@st.composite
+def _comprehension(draw, sub):
+    kind = draw(st.sampled_from(["list", "group", *AGGREGATES]))
+    element = draw(st.none() | sub)
+    where = draw(st.none() | sub)
+    if kind == "list" and element is None and where is None:
+        where = draw(sub)
+    by = draw(sub) if kind == "group" else None
+    return ast.Comprehension(kind, draw(names), draw(sub), element, where, by)
+
+
+@st.composite
+def _interpolated(draw, holes, strings):
+    """A string with at least one ${hole}; text parts non-empty and never adjacent."""
+    pieces = draw(st.lists(strings.filter(bool) | holes, min_size=1, max_size=4))
+    if not any(not isinstance(p, str) for p in pieces):
+        pieces.insert(draw(st.integers(0, len(pieces))), draw(holes))
+    parts: list = []
+    for p in pieces:
+        if isinstance(p, str) and parts and isinstance(parts[-1], str):
+            parts[-1] += p
+        else:
+            parts.append(p)
+    return ast.Interpolated(tuple(parts))
+
+
+def _extend(sub, strings, holes):
+    ops = ["+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "in", "notin", "and", "or", "??"]
+    calls = st.builds(lambda f, args: ast.Call(f, tuple(args)),
+                      st.sampled_from(sorted(REGISTRY)) | names
+                      | st.builds(lambda a, b: f"{a}.{b}", names, field_names),
+                      st.lists(sub, max_size=3)).filter(
+        lambda c: not (c.func in (*AGGREGATES, "group") and len(c.args) == 1 and _binds(c.args[0])))
+    maps = st.one_of(
+        st.lists(st.tuples(field_names, sub), min_size=1, max_size=3, unique_by=lambda kv: kv[0]).map(
+            lambda kvs: ast.MapExpr(tuple(k for k, _ in kvs), tuple(v for _, v in kvs), record=True)),
+        st.lists(st.tuples(strings, sub), max_size=3, unique_by=lambda kv: kv[0]).map(
+            lambda kvs: ast.MapExpr(tuple(k for k, _ in kvs), tuple(v for _, v in kvs), record=False)),
+    )
+    options = [
+        st.builds(ast.Field, sub, field_names),
+        st.builds(ast.Index, sub, sub),
+        calls,
+        st.builds(ast.Unary, st.just("not"), sub),
+        st.builds(ast.Unary, st.just("-"), sub.filter(lambda e: not _is_number(e))),
+        st.builds(ast.Binary, st.sampled_from(ops), sub, sub),
+        st.builds(ast.If, sub, sub, sub),
+        st.lists(sub, max_size=3).map(lambda items: ast.ListExpr(tuple(items))),
+        maps,
+        _comprehension(sub),
+    ]
+    if holes is not None:
+        options.append(_interpolated(holes, strings))
+    return st.one_of(*options)
+
+
+def expressions(max_leaves: int = 10) -> st.SearchStrategy:
+    """Any expression the parser can produce: literals of every kind (negative numbers included),
+    names, fields, indexes, calls (builtins, defs, module.def), every operator, if, lists, maps
+    and records, comprehensions of every kind and form, interpolated strings."""
+    holes = st.recursive(_leaves(_hole_string_values),
+                         lambda sub: _extend(sub, _hole_string_values, None), max_leaves=4)
+    return st.recursive(_leaves(string_values), lambda sub: _extend(sub, string_values, holes),
+                        max_leaves=max_leaves)
+
+
+def _type_refs():
+    simple = identifiers.map(ast.TypeRef)
+    return st.recursive(simple, lambda sub: st.one_of(
+        st.builds(lambda n, args: ast.TypeRef(n, tuple(args)), identifiers, st.lists(sub, min_size=1, max_size=2)),
+        st.lists(st.tuples(identifiers, sub), max_size=3).map(lambda fs: ast.RecordTypeRef(tuple(fs))),
+    ), max_leaves=4)
+
+
+_CONTINUES_AN_EXPRESSION = re.compile(r"^(?:[(\[.\-+*/%<>=!?]|(?:not|in|and|or)\b)")
+
+
+def _prefer_condition_ok(cond) -> bool:
+    from policylang.format import expr as fmt_expr
+    return not _CONTINUES_AN_EXPRESSION.match(fmt_expr(cond))
+
+
+@st.composite
+def _blocks(draw, e):
+    small = expressions(6)
+    kind = draw(st.sampled_from(["filter", "score", "rule"]))
+    if kind == "filter":
+        stmt = st.one_of(
+            st.builds(ast.Skip, e),
+            st.builds(ast.Let, identifiers, e),
+            st.builds(ast.Reject, e, e, st.sampled_from(["Unschedulable", "UnschedulableAndUnresolvable"]) | identifiers,
+                      st.booleans()),
+            st.builds(ast.Restrict, e),
+        )
+        return ast.Filter(draw(identifiers), tuple(draw(st.lists(stmt, max_size=4))))
+    if kind == "score":
+        stmt = st.one_of(
+            st.builds(ast.Skip, e),
+            st.builds(ast.Let, identifiers, e),
+            st.builds(ast.Value, e),
+            st.builds(ast.Normalize, st.sampled_from(["none", "max", "reverse", "minmax"])
+                      | identifiers.filter(lambda s: s != "with")),
+            st.builds(lambda x: ast.Normalize("with", x), e),
+        )
+        return ast.Score(draw(identifiers), tuple(draw(st.lists(stmt, max_size=4))))
+    tolerate = st.one_of(
+        st.builds(lambda k, v, eff, s: ast.Tolerate(k, "Equal", v, eff, s),
+                  st.sampled_from(TAINT_KEYS) | identifiers | string_values, small, identifiers, st.none() | small),
+        st.builds(lambda k, eff, s: ast.Tolerate(k, "Exists", None, eff, s),
+                  st.sampled_from(TAINT_KEYS) | identifiers | string_values, identifiers, st.none() | small),
+    )
+    stmt = st.one_of(
+        tolerate,
+        st.builds(ast.Require, e),
+        st.builds(ast.Prefer, _number_literals().filter(lambda lit: not lit.text.startswith("-")),
+                  e.filter(_prefer_condition_ok)),
+        st.builds(ast.Spread, string_values, small, identifiers),
+    )
+    return ast.Rule(draw(identifiers), draw(st.none() | e), tuple(draw(st.lists(stmt, max_size=4))))
+
+
+@st.composite
+def _profiles(draw, e):
+    use = st.builds(
+        lambda ref, is_path, args, weight, without: ast.Use(ref, is_path, tuple(args), weight, tuple(without)),
+        st.sampled_from(["TaintToleration", "NodeResourcesFit", "NodeAffinity"]) | identifiers, st.just(False),
+        st.lists(st.builds(ast.UseArg, identifiers, e), max_size=3), st.none() | e,
+        st.lists(st.sampled_from(["filter", "score", "postfilter"]), max_size=2))
+    path_use = st.builds(lambda ref, weight: ast.Use(ref, True, (), weight), string_values, st.none() | e)
+    return ast.Profile(draw(profile_names), tuple(draw(st.lists(use | path_use, max_size=4))), draw(st.none() | e))
+
+
+def declarations(max_leaves: int = 8) -> st.SearchStrategy:
+    """Any top-level declaration: policy, import, param (with every kind of type), def, filter,
+    score, rule and profile, each with every statement its block allows."""
+    e = expressions(max_leaves)
+    return st.one_of(
+        st.builds(ast.PolicyDecl, identifiers),
+        st.builds(ast.Import, identifiers, st.none() | string_values),
+        st.builds(ast.Param, identifiers, _type_refs(), st.none() | e),
+        st.builds(lambda n, ps, body: ast.Def(n, tuple(ps), body), identifiers, st.lists(identifiers, max_size=3), e),
+        _blocks(e),
+        _profiles(e),
+    )
+
+
+def modules(max_decls: int = 6, max_leaves: int = 8) -> st.SearchStrategy[ast.Module]:
+    """A whole .sched file as a tree (spans left empty)."""
+    return st.lists(declarations(max_leaves), max_size=max_decls).map(
+        lambda decls: ast.Module("<generated>", tuple(decls)))
+
+
+# ---- mutations of real files ----------------------------------------------------------------------
+
+# Tokens of the language, for insertions that reach past the lexer into the parser and checker.
+TOKENS = ["(", ")", "[", "]", "{", "}", ",", ":", ".", "=", "-", " / 0", " * ", "??", "not ", " and ", " in ",
+          "null", "true", "\"", "'", "${", "#", "\\", "0", "-1", "1e99", "500m", "1Gi", "300s", "\n", "    ",
+          "if x then 1 else 2", "[x for x in y]", "any(t in xs)", "policy P\n", "profile p {\n", "use X\n",
+          "reject when true reason \"r\"\n", "let a = ", "pod.spec", "node.metadata.labels", "params.",
+          "weight 0", "weight -1", "without filter", ": NoSchedule", "- ", "-\n", ": ", "{}", "[]", "~"]
+
+
+@st.composite
+def mutated(draw, text: str, max_edits: int = 4) -> str:
+    """``text`` after a few edits: characters or whole lines deleted, duplicated or replaced,
+    and language tokens inserted."""
+    for _ in range(draw(st.integers(1, max_edits))):
+        lines = text.split("\n")
+        op = draw(st.sampled_from(["del_char", "dup_char", "replace_char", "insert_token",
+                                   "del_line", "dup_line", "swap_lines", "replace_line"]))
+        if op.endswith("_char") or op == "insert_token":
+            if not text:
+                text = draw(st.sampled_from(TOKENS))
+                continue
+            i = draw(st.integers(0, len(text) - 1))
+            if op == "del_char":
+                text = text[:i] + text[i + 1:]
+            elif op == "dup_char":
+                text = text[:i] + text[i] + text[i:]
+            elif op == "replace_char":
+                text = text[:i] + draw(st.characters(codec="utf-8", exclude_categories=["Cs"])
+                                       | st.sampled_from("{}[]()\"':-#\n \t")) + text[i + 1:]
+            else:
+                text = text[:i] + draw(st.sampled_from(TOKENS)) + text[i:]
+        else:
+            i = draw(st.integers(0, len(lines) - 1))
+            if op == "del_line":
+                del lines[i]
+            elif op == "dup_line":
+                lines.insert(i, lines[i])
+            elif op == "swap_lines":
+                j = draw(st.integers(0, len(lines) - 1))
+                lines[i], lines[j] = lines[j], lines[i]
+            else:
+                lines[i] = draw(st.sampled_from(lines + TOKENS))
+            text = "\n".join(lines)
+    return text
