@@ -9,7 +9,6 @@ does not parse is never rewritten: `format_source` raises PolicyError.
 
 from __future__ import annotations
 
-import json
 import re
 
 from . import ast
@@ -81,28 +80,40 @@ def _paren(text: str, prec: int, parent: int) -> str:
 
 
 def _key(k: str, record: bool) -> str:
-    return k if record else json.dumps(k)
+    return k if record else quote(k)
+
+
+def _escape(text: str, quote_char: str) -> str:
+    """``text`` inside a string delimited by ``quote_char``, with the escapes the parser reads
+    back: backslash, the quote, newline, tab, and ``${`` (which would start a hole); every other
+    character is written as itself (the grammar has no ``\\u`` escape)."""
+    return (text.replace("\\", "\\\\").replace(quote_char, "\\" + quote_char).replace("\n", "\\n")
+            .replace("\t", "\\t").replace("${", "\\${"))
+
+
+def quote(text: str) -> str:
+    """A string literal that parses back to ``text``."""
+    return '"' + _escape(text, '"') + '"'
 
 
 def _literal(e: ast.Literal) -> str:
     if e.text:
         return e.text
     if e.kind == "string":
-        return json.dumps(e.value).replace("${", "\\${")
+        return quote(e.value)
     return {"bool": lambda v: "true" if v else "false", "null": lambda v: "null"}.get(e.kind, str)(e.value)
 
 
 def _interpolated(e: ast.Interpolated) -> str:
     holes = [expr(p) for p in e.parts if not isinstance(p, str)]
-    quote = "'" if any('"' in h for h in holes) else '"'
+    q = "'" if any('"' in h for h in holes) else '"'
     out = []
     for part in e.parts:
         if isinstance(part, str):
-            escaped = part.replace("\\", "\\\\").replace(quote, "\\" + quote).replace("\n", "\\n")
-            out.append(escaped.replace("\t", "\\t").replace("${", "\\${"))
+            out.append(_escape(part, q))
         else:
             out.append("${" + expr(part) + "}")
-    return quote + "".join(out) + quote
+    return q + "".join(out) + q
 
 
 def _comprehension(e: ast.Comprehension, parts: list) -> str:
@@ -272,7 +283,7 @@ class _Formatter:
         if isinstance(d, ast.PolicyDecl):
             return [f"policy {d.name}"]
         if isinstance(d, ast.Import):
-            return [f"import {json.dumps(d.path)} as {d.alias}" if d.path is not None else f"import {d.alias}"]
+            return [f"import {quote(d.path)} as {d.alias}" if d.path is not None else f"import {d.alias}"]
         if isinstance(d, ast.Param):
             head = f"param {d.name}: "
             if d.default is None:
@@ -347,7 +358,7 @@ class _Formatter:
 
     def rule_stmt(self, s, indent: str) -> list[str]:
         if isinstance(s, ast.Tolerate):
-            key = s.key if _IDENT.match(s.key) else json.dumps(s.key)
+            key = s.key if _IDENT.match(s.key) else quote(s.key)
             op = "exists" if s.operator == "Exists" else f"= {expr(s.value)}"
             seconds = f" for {expr(s.seconds)}" if s.seconds is not None else ""
             return [f"{indent}tolerate {key} {op} : {s.effect}{seconds}"]
@@ -356,12 +367,12 @@ class _Formatter:
         if isinstance(s, ast.Prefer):
             return layout(s.cond, indent, f"prefer weight {expr(s.weight)} ")
         if isinstance(s, ast.Spread):
-            return [f"{indent}spread by {json.dumps(s.topology_key)} max_skew {expr(s.max_skew)} "
+            return [f"{indent}spread by {quote(s.topology_key)} max_skew {expr(s.max_skew)} "
                     f"when_unsatisfiable {s.when_unsatisfiable}"]
         raise TypeError(type(s).__name__)
 
     def use(self, u: ast.Use, indent: str) -> list[str]:
-        ref = json.dumps(u.ref) if u.is_path else u.ref
+        ref = quote(u.ref) if u.is_path else u.ref
         head = f"{indent}use {ref}"
         tail = (f" weight {expr(u.weight)}" if u.weight is not None else "") + \
                "".join(f" without {w}" for w in u.without)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import re
 from fractions import Fraction
+from functools import lru_cache
 
 import attrs
 from hypothesis import strategies as st
@@ -525,12 +526,13 @@ def _extend(sub, strings, holes):
     return st.one_of(*options)
 
 
-def expressions(max_leaves: int = 10) -> st.SearchStrategy:
+@lru_cache(maxsize=None)
+def expressions(max_leaves: int = 8) -> st.SearchStrategy:
     """Any expression the parser can produce: literals of every kind (negative numbers included),
     names, fields, indexes, calls (builtins, defs, module.def), every operator, if, lists, maps
     and records, comprehensions of every kind and form, interpolated strings."""
     holes = st.recursive(_leaves(_hole_string_values),
-                         lambda sub: _extend(sub, _hole_string_values, None), max_leaves=4)
+                         lambda sub: _extend(sub, _hole_string_values, None), max_leaves=3)
     return st.recursive(_leaves(string_values), lambda sub: _extend(sub, string_values, holes),
                         max_leaves=max_leaves)
 
@@ -553,7 +555,7 @@ def _prefer_condition_ok(cond) -> bool:
 
 @st.composite
 def _blocks(draw, e):
-    small = expressions(6)
+    small = expressions(3)
     kind = draw(st.sampled_from(["filter", "score", "rule"]))
     if kind == "filter":
         stmt = st.one_of(
@@ -563,7 +565,7 @@ def _blocks(draw, e):
                       st.booleans()),
             st.builds(ast.Restrict, e),
         )
-        return ast.Filter(draw(identifiers), tuple(draw(st.lists(stmt, max_size=4))))
+        return ast.Filter(draw(identifiers), tuple(draw(st.lists(stmt, max_size=3))))
     if kind == "score":
         stmt = st.one_of(
             st.builds(ast.Skip, e),
@@ -573,7 +575,7 @@ def _blocks(draw, e):
                       | identifiers.filter(lambda s: s != "with")),
             st.builds(lambda x: ast.Normalize("with", x), e),
         )
-        return ast.Score(draw(identifiers), tuple(draw(st.lists(stmt, max_size=4))))
+        return ast.Score(draw(identifiers), tuple(draw(st.lists(stmt, max_size=3))))
     tolerate = st.one_of(
         st.builds(lambda k, v, eff, s: ast.Tolerate(k, "Equal", v, eff, s),
                   st.sampled_from(TAINT_KEYS) | identifiers | string_values, small, identifiers, st.none() | small),
@@ -587,7 +589,7 @@ def _blocks(draw, e):
                   e.filter(_prefer_condition_ok)),
         st.builds(ast.Spread, string_values, small, identifiers),
     )
-    return ast.Rule(draw(identifiers), draw(st.none() | e), tuple(draw(st.lists(stmt, max_size=4))))
+    return ast.Rule(draw(identifiers), draw(st.none() | e), tuple(draw(st.lists(stmt, max_size=3))))
 
 
 @st.composite
@@ -595,13 +597,14 @@ def _profiles(draw, e):
     use = st.builds(
         lambda ref, is_path, args, weight, without: ast.Use(ref, is_path, tuple(args), weight, tuple(without)),
         st.sampled_from(["TaintToleration", "NodeResourcesFit", "NodeAffinity"]) | identifiers, st.just(False),
-        st.lists(st.builds(ast.UseArg, identifiers, e), max_size=3), st.none() | e,
+        st.lists(st.builds(ast.UseArg, identifiers, e), max_size=2), st.none() | e,
         st.lists(st.sampled_from(["filter", "score", "postfilter"]), max_size=2))
     path_use = st.builds(lambda ref, weight: ast.Use(ref, True, (), weight), string_values, st.none() | e)
-    return ast.Profile(draw(profile_names), tuple(draw(st.lists(use | path_use, max_size=4))), draw(st.none() | e))
+    return ast.Profile(draw(profile_names), tuple(draw(st.lists(use | path_use, max_size=3))), draw(st.none() | e))
 
 
-def declarations(max_leaves: int = 8) -> st.SearchStrategy:
+@lru_cache(maxsize=None)
+def declarations(max_leaves: int = 6) -> st.SearchStrategy:
     """Any top-level declaration: policy, import, param (with every kind of type), def, filter,
     score, rule and profile, each with every statement its block allows."""
     e = expressions(max_leaves)
@@ -615,7 +618,7 @@ def declarations(max_leaves: int = 8) -> st.SearchStrategy:
     )
 
 
-def modules(max_decls: int = 6, max_leaves: int = 8) -> st.SearchStrategy[ast.Module]:
+def modules(max_decls: int = 4, max_leaves: int = 6) -> st.SearchStrategy[ast.Module]:
     """A whole .sched file as a tree (spans left empty)."""
     return st.lists(declarations(max_leaves), max_size=max_decls).map(
         lambda decls: ast.Module("<generated>", tuple(decls)))
