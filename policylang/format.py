@@ -20,6 +20,7 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PREC = {"or": 1, "and": 2, "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4, "in": 4, "notin": 4,
          "??": 5, "+": 6, "-": 6, "*": 7, "/": 7, "%": 7}
 _COMPARISON = 4
+_SHORT_SOURCE = _COMPARISON + 1  # the source of `any(t in xs)`, the right operand of `in`
 _BLOCKS = (ast.Filter, ast.Score, ast.Rule, ast.Profile)
 
 
@@ -38,7 +39,9 @@ def format_module(module: ast.Module) -> str:
 def expr(e, parent: int = 0) -> str:
     """An expression on one line, parenthesised where the tree needs it."""
     if isinstance(e, ast.Literal):
-        return _literal(e)
+        text = _literal(e)
+        # A negative number is a unary minus to the parser: `(-5).x` is not `-5.x`, which is -(5.x).
+        return f"({text})" if parent > 8 and text.startswith("-") else text
     if isinstance(e, ast.Interpolated):
         return _interpolated(e)
     if isinstance(e, ast.Name):
@@ -71,7 +74,10 @@ def expr(e, parent: int = 0) -> str:
     if isinstance(e, ast.MapExpr):
         return "{" + ", ".join(f"{_key(k, e.record)}: {expr(v)}" for k, v in zip(e.keys, e.values)) + "}"
     if isinstance(e, ast.Comprehension):
-        return _comprehension(e, [expr(x) if x is not None else None for x in (e.element, e.source, e.where, e.by)])
+        parts = [expr(x) if x is not None else None for x in (e.element, e.source, e.where, e.by)]
+        if e.element is None:  # `x in xs` is a comparison: `any(t in (a or b))` keeps its parentheses
+            parts[1] = expr(e.source, _SHORT_SOURCE)
+        return _comprehension(e, parts)
     raise TypeError(f"cannot format {type(e).__name__}")
 
 
@@ -163,7 +169,13 @@ def layout(e, indent: str, lead: str, parent: int = 0) -> list[str]:
         lines, branch, first = [], e, True
         while isinstance(branch, ast.If):
             head = f"{lead}if " if first else "else if "
-            lines += layout(branch.then, indent if first else hang, f"{head}{expr(branch.cond)} then ", 1)
+            where = indent if first else hang
+            one = f"{where}{head}{expr(branch.cond)} then {expr(branch.then, 1)}"
+            if len(one) <= WIDTH:
+                lines.append(one)
+            else:  # the condition on its own line, then the branch under it
+                lines += layout(branch.cond, where, head)
+                lines += layout(branch.then, hang, "then ", 1)
             branch, first = branch.else_, False
         return lines + layout(branch, hang, "else ")
     if isinstance(e, ast.Comprehension):
@@ -173,7 +185,7 @@ def layout(e, indent: str, lead: str, parent: int = 0) -> list[str]:
             lines = layout(e.element, indent, lead + opening)
             lines += layout(e.source, pad, f"for {e.var} in ")
         else:
-            lines = layout(e.source, indent, f"{lead}{opening}{e.var} in ")
+            lines = layout(e.source, indent, f"{lead}{opening}{e.var} in ", _SHORT_SOURCE)
         if e.where is not None:
             lines += layout(e.where, pad, "where ")
         if e.by is not None:
@@ -182,14 +194,27 @@ def layout(e, indent: str, lead: str, parent: int = 0) -> list[str]:
         return lines
     items = _items_of(e)
     if items:
+        # Fill each line with as many items as fit; an item too long alone is broken itself.
         opening, parts, closing = items
-        lines = []
+        pad = hang + " " * len(opening)
+        lines = [indent + lead + opening]
         for i, (prefix, item) in enumerate(parts):
-            comma = "," if i < len(parts) - 1 else closing
-            sub = layout(item, indent if i == 0 else hang + " " * len(opening),
-                         (lead + opening if i == 0 else "") + prefix)
-            sub[-1] += comma
-            lines += sub
+            end = "," if i < len(parts) - 1 else closing
+            text = prefix + expr(item) + end
+            fresh = lines[-1] == indent + lead + opening or lines[-1] == pad.rstrip() + ""
+            joined = lines[-1] + ("" if fresh else " ") + text
+            if len(joined) <= WIDTH:
+                lines[-1] = joined
+            elif len(pad + text) <= WIDTH:
+                lines.append(pad + text)
+            else:
+                sub = layout(item, pad, prefix)
+                sub[-1] += end
+                if fresh:
+                    lines[-1] = lines[-1] + sub[0][len(pad):] if lines[-1].endswith(opening) else lines[-1]
+                    lines += sub[1:]
+                else:
+                    lines += sub
         return lines
     return [flat]
 
@@ -223,7 +248,9 @@ def type_text(t) -> str:
 
 class _Formatter:
     def __init__(self, text: str):
-        self.lines = text.splitlines()
+        # Lines as the parser counts them: only "\n" ends one (str.splitlines would also break at
+        # "\r", "\x85", "\u2028", … inside string literals and misplace comments).
+        self.lines = text.split("\n")
         self.comments = _comments(self.lines)  # line → comment text
         self.emitted: set[int] = set()
 

@@ -515,10 +515,15 @@ def _binds(expr) -> bool:
 def _closing_brace(text: str, start: int) -> int:
     depth = 1
     quote = None
+    escaped = False
     for i in range(start, len(text)):
         ch = text[i]
         if quote:
-            if ch == quote:
+            if escaped:  # in `'${f("a\"}")}'` the escaped quote does not end the inner string
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
                 quote = None
         elif ch in "\"'":
             quote = ch

@@ -470,6 +470,11 @@ def _is_number(e) -> bool:
     return isinstance(e, ast.Literal) and e.kind in ("int", "float", "quantity")
 
 
+def _negate(e):
+    """``-e`` as the parser builds it: a number literal absorbs the minus."""
+    return ast.Literal(-e.value, e.kind, "-" + e.text) if _is_number(e) else ast.Unary("-", e)
+
+
 @st.composite
 def _comprehension(draw, sub):
     kind = draw(st.sampled_from(["list", "group", *AGGREGATES]))
@@ -514,7 +519,7 @@ def _extend(sub, strings, holes):
         st.builds(ast.Index, sub, sub),
         calls,
         st.builds(ast.Unary, st.just("not"), sub),
-        st.builds(ast.Unary, st.just("-"), sub.filter(lambda e: not _is_number(e))),
+        sub.map(_negate),
         st.builds(ast.Binary, st.sampled_from(ops), sub, sub),
         st.builds(ast.If, sub, sub, sub),
         st.lists(sub, max_size=3).map(lambda items: ast.ListExpr(tuple(items))),

@@ -231,10 +231,11 @@ def _apply_defaults(obj):
         if not meta.namespace:
             meta = attrs.evolve(meta, namespace="default")
         spec = obj.spec
+        host_network = spec.host_network
         spec = attrs.evolve(
             spec,
-            containers=tuple(_default_container(c) for c in spec.containers),
-            init_containers=tuple(_default_container(c) for c in spec.init_containers),
+            containers=tuple(_default_container(c, host_network) for c in spec.containers),
+            init_containers=tuple(_default_container(c, host_network) for c in spec.init_containers),
             scheduler_name=spec.scheduler_name or "default-scheduler",
         )
         return attrs.evolve(obj, metadata=meta, spec=spec)
@@ -243,11 +244,13 @@ def _apply_defaults(obj):
     return obj
 
 
-def _default_container(c: model.Container) -> model.Container:
+def _default_container(c: model.Container, host_network: bool) -> model.Container:
     # A container with limits but no request for a resource requests its limit.
     res = c.resources
     if res.limits and any(name not in res.requests for name in res.limits):
         requests = {**res.limits, **res.requests}
         c = attrs.evolve(c, resources=attrs.evolve(res, requests=requests))
-    ports = tuple(attrs.evolve(p, protocol=p.protocol or "TCP") for p in c.ports)
+    # With hostNetwork every container port is a host port.
+    ports = tuple(attrs.evolve(p, protocol=p.protocol or "TCP",
+                               host_port=p.host_port or (p.container_port if host_network else 0)) for p in c.ports)
     return attrs.evolve(c, ports=ports)

@@ -1,0 +1,203 @@
+"""KubeSchedulerConfiguration files: what kube-scheduler would refuse to start with."""
+
+from __future__ import annotations
+
+import difflib
+
+from ...config import API_VERSIONS, IMPLEMENTS, NO_DECISION, POINTS
+from ..catalogue import rule
+
+KNOWN_PLUGINS = frozenset(IMPLEMENTS) | frozenset(NO_DECISION)
+# Extension points whose plugins we know exactly, and who implements them.
+POINT_NEEDS = {"filter": "filter", "preFilter": "filter", "score": "score", "preScore": "score",
+               "postFilter": "postFilter"}
+SINGLE_PLUGIN_POINTS = {"queueSort": {"PrioritySort"}, "bind": {"DefaultBinder"}, "preEnqueue": {"SchedulingGates"}}
+
+CONFIG_HEAD = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+"""
+
+UNKNOWN_PLUGIN = rule(
+    "S106", "unknown-plugin", "correctness", "error", example_lang="yaml",
+    summary="A plugin name or extension point kube-scheduler does not have.",
+    rationale="""kube-scheduler refuses to start when a profile enables, disables or configures a
+    plugin its registry does not have, or names an extension point that does not exist; a typo in
+    a plugin name therefore takes scheduling down. If you run a scheduler built with out-of-tree
+    plugins, ignore this rule for that file.""",
+    bad=CONFIG_HEAD + """profiles:
+- schedulerName: default-scheduler
+  plugins:
+    score:
+      enabled:
+      - name: NodeResourceFit
+        weight: 2""",
+    good=CONFIG_HEAD + """profiles:
+- schedulerName: default-scheduler
+  plugins:
+    score:
+      enabled:
+      - name: NodeResourcesFit
+        weight: 2""")
+
+PERCENTAGE = rule(
+    "S107", "percentage-of-nodes-to-score", "correctness", "error", example_lang="yaml",
+    summary="percentageOfNodesToScore outside 0..100.",
+    rationale="""percentageOfNodesToScore is a percentage: 0 means kube-scheduler's adaptive default,
+    100 means every feasible node is scored. The configuration is rejected with any other value.""",
+    bad=CONFIG_HEAD + "percentageOfNodesToScore: 150",
+    good=CONFIG_HEAD + "percentageOfNodesToScore: 50")
+
+DUPLICATE_PROFILE = rule(
+    "S109", "duplicate-scheduler-name", "correctness", "error", example_lang="yaml",
+    summary="Two profiles with the same schedulerName.",
+    rationale="""Pods choose a profile by spec.schedulerName, so each profile needs its own name
+    (a profile without one is default-scheduler); kube-scheduler refuses a configuration where two
+    profiles share one.""",
+    bad=CONFIG_HEAD + """profiles:
+- schedulerName: default-scheduler
+- plugins:
+    score:
+      disabled:
+      - name: ImageLocality""",
+    good=CONFIG_HEAD + """profiles:
+- schedulerName: default-scheduler
+- schedulerName: no-image-locality
+  plugins:
+    score:
+      disabled:
+      - name: ImageLocality""")
+
+WRONG_POINT = rule(
+    "S110", "plugin-not-at-extension-point", "correctness", "error", example_lang="yaml",
+    summary="A plugin enabled at an extension point it does not implement.",
+    rationale="""Each plugin implements some extension points: NodePorts filters but does not score,
+    ImageLocality scores but does not filter. Enabling a plugin at a point it does not implement
+    makes kube-scheduler fail at startup (`does not extend score plugin`). Use multiPoint to enable
+    a plugin wherever it applies.""",
+    bad=CONFIG_HEAD + """profiles:
+- schedulerName: default-scheduler
+  plugins:
+    score:
+      enabled:
+      - name: NodePorts
+        weight: 1""",
+    good=CONFIG_HEAD + """profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: NodePorts""")
+
+API_VERSION = rule(
+    "S114", "unsupported-config-version", "correctness", "error", example_lang="yaml",
+    summary="A KubeSchedulerConfiguration apiVersion current kube-scheduler no longer reads.",
+    rationale="""kubescheduler.config.k8s.io/v1beta2 and v1beta3 were removed (in Kubernetes 1.28 and
+    1.29); only v1 is read. Their defaults also differ from v1's, so porting a file is more than
+    changing the version: check the plugin weights and args against v1's defaults.""",
+    bad="""
+apiVersion: kubescheduler.config.k8s.io/v1beta3
+kind: KubeSchedulerConfiguration""",
+    good="""
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration""")
+
+
+def profiles(doc):
+    seq = doc.get("profiles")
+    return [p for p in seq if p.is_map] if seq is not None and seq.is_seq else []
+
+
+def plugin_entries(profile):
+    """(point, enabled|disabled, name, node of the name) for every plugin a profile lists."""
+    plugins = profile.get("plugins")
+    if plugins is None or not plugins.is_map:
+        return
+    for point, block in plugins.items():
+        if not block.is_map:
+            continue
+        for key in ("enabled", "disabled"):
+            seq = block.get(key)
+            for entry in (seq if seq is not None and seq.is_seq else []):
+                name = entry.get("name") if entry.is_map else None
+                if name is not None and isinstance(name.scalar, str):
+                    yield point, key, name.scalar, name
+
+
+@UNKNOWN_PLUGIN.on("config")
+def _unknown(ctx):
+    for profile in profiles(ctx.doc):
+        plugins = profile.get("plugins")
+        for point, block in (plugins.items() if plugins is not None else ()):
+            if point != "multiPoint" and point not in POINTS:
+                yield UNKNOWN_PLUGIN.finding(f"unknown extension point '{point}'", block.span,
+                                             *_did_you_mean(point, POINTS + ("multiPoint",)))
+        for point, state, name, node in plugin_entries(profile):
+            if name not in KNOWN_PLUGINS and not (state == "disabled" and name == "*"):
+                yield UNKNOWN_PLUGIN.finding(f"unknown plugin '{name}'", node.value_span,
+                                             *_did_you_mean(name, KNOWN_PLUGINS))
+        config = profile.get("pluginConfig")
+        for entry in (config if config is not None and config.is_seq else []):
+            name = entry.get("name") if entry.is_map else None
+            if name is not None and isinstance(name.scalar, str) and name.scalar not in KNOWN_PLUGINS:
+                yield UNKNOWN_PLUGIN.finding(f"pluginConfig for unknown plugin '{name.scalar}'", name.value_span,
+                                             *_did_you_mean(name.scalar, KNOWN_PLUGINS))
+
+
+def _did_you_mean(name, options) -> tuple[str, ...]:
+    close = difflib.get_close_matches(name, sorted(options), n=1, cutoff=0.6)
+    return (f"help: did you mean '{close[0]}'?",) if close else ()
+
+
+@PERCENTAGE.on("config")
+def _percentage(ctx):
+    for holder in [ctx.doc] + profiles(ctx.doc):
+        pct = holder.get("percentageOfNodesToScore")
+        if pct is None or pct.scalar is None:
+            continue
+        v = pct.scalar
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= 100:
+            yield PERCENTAGE.finding(f"percentageOfNodesToScore is {v!r}; it must be a whole number in 0..100",
+                                     pct.span)
+
+
+@DUPLICATE_PROFILE.on("config")
+def _duplicates(ctx):
+    seen = {}
+    for profile in profiles(ctx.doc):
+        name_node = profile.get("schedulerName")
+        name = name_node.scalar if name_node is not None and name_node.scalar else "default-scheduler"
+        where = name_node if name_node is not None else profile
+        if name in seen:
+            yield DUPLICATE_PROFILE.finding(f"a profile named '{name}' is already declared on line {seen[name]}",
+                                            where.span, "help: give each profile its own schedulerName "
+                                                        "(a profile without one is default-scheduler)")
+        else:
+            seen[name] = where.span.line
+
+
+@WRONG_POINT.on("config")
+def _wrong_point(ctx):
+    for profile in profiles(ctx.doc):
+        for point, state, name, node in plugin_entries(profile):
+            if state != "enabled" or name not in KNOWN_PLUGINS:
+                continue
+            if point in POINT_NEEDS and POINT_NEEDS[point] not in IMPLEMENTS.get(name, ()):
+                yield WRONG_POINT.finding(f"{name} is not a {point} plugin", node.value_span,
+                                          f"help: {name} implements {_implements(name)}")
+            elif point in SINGLE_PLUGIN_POINTS and name not in SINGLE_PLUGIN_POINTS[point]:
+                yield WRONG_POINT.finding(f"{name} is not a {point} plugin", node.value_span)
+
+
+def _implements(name: str) -> str:
+    points = sorted(IMPLEMENTS.get(name, ()))
+    return ", ".join(points) if points else "none of filter, score and postFilter"
+
+
+@API_VERSION.on("config")
+def _api_version(ctx):
+    version = ctx.doc.get("apiVersion")
+    value = version.scalar if version is not None else None
+    if value not in API_VERSIONS:
+        yield API_VERSION.finding(f"apiVersion {value!r} is not read by current kube-scheduler",
+                                  (version or ctx.doc).span, f"help: use {API_VERSIONS[0]}")
