@@ -314,6 +314,13 @@ def _is_scalar_resource(name):
             or name.startswith("attachable-volumes-"))
 
 
+@builtin("pods_matching", [STRING, record("LabelSelector")], list_of(record("Pod")),
+         "The pods bound to nodes in a namespace that a label selector selects, from an index (a lister's "
+         "Pods(namespace).List(selector)); a null selector selects none.", needs_state=True)
+def _pods_matching(state, namespace, selector):
+    return state.pods_matching(namespace, selector)
+
+
 @builtin("namespace_labels", [STRING], map_of(STRING, STRING), "The labels of the named Namespace object.",
          needs_state=True)
 def _namespace_labels(state, name):

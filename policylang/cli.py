@@ -101,6 +101,11 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="parse and type-check .sched files")
     c.add_argument("paths", nargs="+")
     c.set_defaults(run=cmd_check)
+
+    from .lint.command import add_arguments as lint_arguments
+    li = sub.add_parser("lint", help="lint .sched policies, scheduler configs and workload manifests")
+    lint_arguments(li)
+    li.set_defaults(run=cmd_lint)
     return p
 
 
@@ -316,6 +321,11 @@ def cmd_check(args) -> int:
             print(err.render(), file=sys.stderr)
             failed = True
     return 2 if failed else 0
+
+
+def cmd_lint(args) -> int:
+    from .lint.command import run
+    return run(args)
 
 
 if __name__ == "__main__":

@@ -91,6 +91,7 @@ def _load(program: Program, path: str, text: str | None, diagnostics: list, stac
         program.policies[module.policy.name] = path
     for imp in module.of_type(ast.Import):
         target = _import_target(path, imp)
+        target = _as_loaded(program, target) if target is not None else None
         if target is None:
             diagnostics.append(Diagnostic("P061", f"no stdlib module named '{imp.alias}'", imp.span))
             continue
@@ -108,11 +109,22 @@ def _load(program: Program, path: str, text: str | None, diagnostics: list, stac
             target = _use_target(program, path, use)
             if target is None:
                 continue
-            if not Path(target).is_file():
+            target = _as_loaded(program, target)
+            if target not in program.modules and not Path(target).is_file():
                 diagnostics.append(Diagnostic("P054", f"policy file not found: {use.ref}", use.span))
                 continue
             _load(program, target, None, diagnostics, (*stack, path))
             program.uses[(path, id(use))] = target
+
+
+def _as_loaded(program: Program, target: str) -> str:
+    """The key under which ``target`` is (or will be) loaded: the root keeps the spelling it was
+    given (`policylang eval --profile team.sched`), so a file reaching the root by path gets the
+    root, not a second copy of it."""
+    root = program.root
+    if target != root and Path(root).is_file() and str(Path(root).resolve()) == target:
+        return root
+    return target
 
 
 def _import_target(path: str, imp: ast.Import) -> str | None:

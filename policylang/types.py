@@ -128,7 +128,11 @@ class FieldInfo:
 
 # Fields computed from the cluster, not stored on the object.
 DERIVED = {
-    "Node": {"pods": (lambda: list_of(record("Pod")), "node_pods")},
+    "Node": {
+        "pods": (lambda: list_of(record("Pod")), "pods_by_node"),
+        "podsWithAffinity": (lambda: list_of(record("Pod")), "pods_with_affinity"),
+        "podsWithRequiredAntiAffinity": (lambda: list_of(record("Pod")), "pods_with_required_anti_affinity"),
+    },
     "Cluster": {},
 }
 

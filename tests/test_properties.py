@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import json
 import math
 import tempfile
 from fractions import Fraction
@@ -30,6 +31,7 @@ from policylang.cluster.quantity import Quantity, format_quantity, parse_quantit
 from policylang.diagnostics import InputError, PolicyError
 from policylang.format import format_module, format_source
 from policylang.parse import parse
+from policylang.report import eval_json
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = ROOT / "examples"
@@ -72,3 +74,465 @@ def test_formatting_a_real_file_keeps_its_tree_and_comments(named):
     note(once)
     assert parse(once, name).decls == tree.decls
     assert format_source(once, name) == once
+
+
+# ---- robustness: only the project's own errors, whatever the input ----------------------------
+
+_WORDS = ["policy", "import", "as", "param", "def", "filter", "score", "rule", "profile", "use", "skip", "when",
+          "let", "reject", "pod", "reason", "code", "restrict", "nodes", "to", "value", "normalize", "with",
+          "tolerate", "exists", "require", "prefer", "weight", "spread", "by", "max_skew", "when_unsatisfiable",
+          "without", "percentage_of_nodes_to_score", "if", "then", "else", "for", "where", "in", "not", "and",
+          "or", "x", "P", " ", "\n"]
+token_soup = st.lists(st.sampled_from(S.TOKENS + _WORDS), max_size=40).map("".join)
+
+
+def _policy_error(err: PolicyError) -> None:
+    """A PolicyError as users see it: at least one diagnostic, rendered without failing."""
+    assert err.diagnostics
+    assert all(d.code.startswith("P") for d in err.diagnostics)
+    assert err.render()
+
+
+@given(st.text() | token_soup)
+def test_the_parser_raises_only_policy_errors(text):
+    """Any text at all parses or raises a PolicyError with at least one rendered diagnostic; no
+    other exception (from Lark or the tree builder) escapes."""
+    try:
+        parse(text)
+    except PolicyError as err:
+        _policy_error(err)
+
+
+def _with_profile(path: Path, text: str) -> str:
+    """A stdlib policy file with a profile that uses it, so that checking and compiling reach it."""
+    if path.name == "default.sched":
+        return text
+    name = parse(path.read_text()).policy.name
+    return text + f"\nprofile property-test {{\n    use {name}\n}}\n"
+
+
+@given(st.sampled_from(STDLIB).flatmap(lambda p: S.mutated(p.read_text()).map(lambda t: (p, t))))
+def test_the_checker_raises_only_policy_errors_on_mutated_policies(case):
+    """Every stdlib policy, edited at random (characters and lines deleted, duplicated, replaced;
+    language tokens inserted) and used by a profile, either loads, checks and compiles, or fails
+    with a PolicyError; nothing else is ever raised."""
+    path, text = case
+    try:
+        compile_all(check(load_program(path, text=_with_profile(path, text))))
+    except PolicyError as err:
+        _policy_error(err)
+
+
+@given(S.modules())
+def test_the_checker_raises_only_policy_errors_on_generated_programs(module):
+    """Any syntactically valid program (generated as a tree) checks and compiles, or fails with a
+    PolicyError; the checker never crashes on a tree it did not expect."""
+    text = format_module(module)
+    note(text)
+    try:
+        compile_all(check(load_program(text=text)))
+    except PolicyError as err:
+        _policy_error(err)
+
+
+_EVAL_INPUTS = [EXAMPLES / "cluster.yaml", *sorted((EXAMPLES / "pods").glob("*.yaml")), *STDLIB]
+
+
+@st.composite
+def _eval_inputs(draw):
+    """The example cluster, one example pod and a profile, one of the three edited at random."""
+    target = draw(st.sampled_from(_EVAL_INPUTS))
+    text = draw(S.mutated(target.read_text()))
+    return target, text
+
+
+@given(_eval_inputs())
+def test_eval_exits_0_1_or_2_on_mutated_inputs(case):
+    """`policylang eval` on inputs edited at random (the example cluster YAML, an example pod,
+    a stdlib policy or the default profile) exits 0 or 1 with a JSON document, or 2 with a
+    message and no traceback; it never raises."""
+    target, text = case
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        cluster, pod, profile = EXAMPLES / "cluster.yaml", EXAMPLES / "pods" / "web.yaml", None
+        if target.suffix == ".sched":
+            profile = tmp / "policy.sched"
+            profile.write_text(_with_profile(target, text))
+            if target.name != "default.sched":
+                profile.write_text(_with_profile(target, text).replace(
+                    "profile property-test {", "profile property-test {\n    use NodeUnschedulable\n"
+                                               "    use NodeResourcesFit"))
+        elif target.name == "cluster.yaml":
+            cluster = tmp / "cluster.yaml"
+            cluster.write_text(text)
+        else:
+            pod = tmp / "pod.yaml"
+            pod.write_text(text)
+        args = ["eval", "--cluster", str(cluster), "--pod", str(pod), "-o", "json"]
+        if profile is not None:
+            args += ["--profile", str(profile)]
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(args)
+    note(err.getvalue())
+    assert code in (0, 1, 2)
+    if code == 2:
+        assert err.getvalue().strip() and "Traceback" not in err.getvalue()
+    else:
+        doc = json.loads(out.getvalue())
+        assert doc["schema"] == "policylang/eval/v1"
+        assert (code == 0) == all(r["selected"] for r in doc["results"])
+
+
+# ---- quantities ------------------------------------------------------------------------------
+
+MAX_INT64 = 2**63 - 1
+
+
+def _round_up_to_nanos(x: Fraction) -> Fraction:
+    """The API's rule: a value finer than a nano-unit has its magnitude rounded up to the next
+    nano-unit (resource.ParseQuantity rounds with inf.RoundUp, away from zero)."""
+    nanos = abs(x) * 10**9
+    magnitude = Fraction(math.ceil(nanos), 10**9)
+    return magnitude if x >= 0 else -magnitude
+
+
+@given(S.quantity_texts())
+@example(S.QuantityText("-", "0", "0000000001", ""))  # -0.1n is -1n, not 0
+def test_quantity_text_parses_to_its_exact_value(q):
+    """A quantity's text parses to exactly the rational number it denotes (digits × suffix,
+    computed here with fractions), magnitudes finer than a nano-unit rounded up as the API does."""
+    assume(abs(q.exact) <= MAX_INT64)  # the API caps larger values at 2^63-1; that cap is not modelled
+    note(q.text)
+    assert parse_quantity(q.text).amount == _round_up_to_nanos(q.exact)
+
+
+@given(S.quantities())
+def test_quantity_print_parse_round_trip(q):
+    """Printing a quantity and parsing the text gives the same value, whatever its format; and
+    the text of the parsed value is canonical: printed, parsed and printed again, it is the same.
+    (Not the first text itself: as upstream, BinarySI 5000 prints "5000", which reads back as
+    DecimalSI and prints "5k".)"""
+    text = format_quantity(q)
+    again = parse_quantity(text)
+    assert again == q and again.amount == q.amount
+    canonical = format_quantity(again)
+    assert format_quantity(parse_quantity(canonical)) == canonical
+    if q.format != "BinarySI":
+        assert canonical == text
+
+
+@given(S.quantity_texts())
+def test_canonical_quantity_text_is_a_fixed_point(q):
+    """Any accepted text, parsed and printed, is canonical: parsing the printed text gives the
+    same value and prints the same text."""
+    value = parse_quantity(q.text)
+    text = str(value)
+    assert parse_quantity(text) == value
+    assert str(parse_quantity(text)) == text
+
+
+@given(S.quantities(), S.quantities(), st.integers(-10**6, 10**6))
+def test_quantity_arithmetic_is_exact(a, b, k):
+    """Sums, differences, products with integers, negation and comparisons of quantities agree
+    with exact rational arithmetic on their values."""
+    x, y = a.amount, b.amount
+    assert (a + b).amount == x + y and (a - b).amount == x - y
+    assert (a + k).amount == x + k and (k + a).amount == x + k and (k - a).amount == k - x
+    assert (a * k).amount == x * k and (k * a).amount == x * k
+    assert (-a).amount == -x
+    assert sum([a, b, a], Quantity(Fraction(0))).amount == 2 * x + y
+    assert (a < b) == (x < y) and (a <= b) == (x <= y) and (a == b) == (x == y) and (a > b) == (x > y)
+    assert (a == k) == (x == k) and (a < k) == (x < k)
+
+
+@given(S.quantities())
+def test_milli_and_value_round_up(q):
+    """milli() and value() are the smallest integers at or above the value in thousandths and in
+    whole units (the API's MilliValue() and Value() round up)."""
+    m, v = q.milli(), q.value()
+    assert isinstance(m, int) and isinstance(v, int)
+    assert m - 1 < q.amount * 1000 <= m
+    assert v - 1 < q.amount <= v
+
+
+# ---- decisions of the default profile -----------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def default_profile() -> Executable:
+    return Executable(load_plans()["default-scheduler"])
+
+
+@st.composite
+def scheduling_cases(draw, affinity: bool = True):
+    """A cluster and a pending pod for it."""
+    cluster = draw(S.clusters(affinity=affinity))
+    pod = draw(S.pods("pending-0", tuple(cluster.node_names), affinity=affinity))
+    return cluster, pod
+
+
+def decide(cluster: S.Cluster, pod: dict, exe: Executable | None = None):
+    """Schedule the pod on a freshly loaded state. Generated inputs use only what the engine
+    supports, so the plan must run to the end: every node gets a verdict."""
+    decision = schedule(exe or default_profile(), cluster.state(), S.structure(pod))
+    assert len(decision.nodes) == len(cluster.nodes), decision.message
+    return decision
+
+
+@given(scheduling_cases())
+def test_decisions_are_deterministic(case):
+    """Scheduling the same pod on the same cluster twice gives the same decision, to every
+    score and message, and the same JSON."""
+    cluster, pod = case
+    first, second = decide(cluster, pod), decide(cluster, pod)
+    assert first == second
+    assert eval_json([first]) == eval_json([second])
+
+
+@given(scheduling_cases(), st.data())
+def test_decisions_do_not_depend_on_input_order(case, data):
+    """The decision does not depend on the order in which nodes and pods are listed in the
+    cluster input."""
+    cluster, pod = case
+    shuffled = cluster.evolve(nodes=data.draw(st.permutations(cluster.nodes), label="nodes"),
+                              pods=data.draw(st.permutations(cluster.pods), label="pods"))
+    assert decide(cluster, pod) == decide(shuffled, pod)
+
+
+@given(scheduling_cases())
+def test_the_selected_node_is_feasible_and_scores_best(case):
+    """A pod is placed exactly when some node is feasible, on a feasible node with the highest
+    total score, the smallest name among equal totals; otherwise the decision says why."""
+    d = decide(*case)
+    if not d.feasible:
+        assert d.selected is None and d.fit_error.startswith(f"0/{len(d.nodes)} nodes are available")
+        return
+    totals = {n.name: n.total for n in d.nodes if n.feasible}
+    best = max(totals.values())
+    assert d.selected == min(name for name, total in totals.items() if total == best)
+    assert d.fit_error is None and d.nominated_node is None
+
+
+def _default_normalize(raws: list[int], reverse: bool) -> list[int]:
+    """helper.DefaultNormalizeScore, transcribed from upstream (Go's integer division truncates)."""
+    top = max([0, *raws])
+    if top == 0:
+        return [100 if reverse else 0 for _ in raws]
+    scaled = [int(Fraction(100 * r, top)) for r in raws]
+    return [100 - s for s in scaled] if reverse else scaled
+
+
+@given(scheduling_cases())
+def test_scores_are_normalized_and_totals_are_weighted_sums(case):
+    """Every normalized score is within 0..100 and carries its plugin's weight from the profile;
+    a node's total is the sum of normalized × weight; plugins that normalize with `max` or
+    `reverse` give DefaultNormalizeScore of their raw scores; a lone feasible node is not scored."""
+    d = decide(*case)
+    plugins = {p.name: p for p in default_profile().plan.plugins}
+    feasible = [n for n in d.nodes if n.feasible]
+    for n in d.nodes:
+        if not n.feasible:
+            assert n.scores is None and n.total is None
+    if len(feasible) == 1:
+        assert feasible[0].scores == {} and feasible[0].total == 0
+        return
+    for n in feasible:
+        for name, s in n.scores.items():
+            assert 0 <= s.normalized <= 100, (n.name, name, s)
+            assert s.weight == plugins[name].weight
+        assert n.total == sum(s.normalized * s.weight for s in n.scores.values())
+    scored = {name for n in feasible for name in n.scores}
+    for name in scored:
+        assert all(name in n.scores for n in feasible), f"{name} scored some feasible nodes only"
+        method = plugins[name].score.normalize
+        if method in ("max", "reverse"):
+            raws = [n.scores[name].raw for n in feasible]
+            assert [n.scores[name].normalized for n in feasible] == _default_normalize(raws, method == "reverse")
+
+
+def _prefilter(exe: Executable, state, pod):
+    from policylang.run.schedule import base_env, run_prefilter
+    return run_prefilter(exe, state, pod, base_env(state, pod))
+
+
+def _rejected_by_some_filter(exe: Executable, pre, node) -> bool:
+    """Whether any reject of any filter fires on the node, every filter evaluated on its own
+    (not through run_filters, which stops at the first failing plugin)."""
+    for plugin in exe.plugins:
+        for f in pre.active.get(plugin.name, ()):
+            env = {**pre.envs[plugin.name], "node": node}
+            for step in f.node_steps:
+                result = step.fn(env)
+                if step.kind == "let":
+                    env[step.name] = result
+                elif result is not None and result is not False:
+                    return True
+    return False
+
+
+@given(scheduling_cases())
+def test_a_node_a_filter_rejects_is_never_feasible(case):
+    """A node is feasible exactly when PreFilter admits the pod and the node, and no reject of
+    any filter fires on it (every filter evaluated on its own)."""
+    cluster, pod_dict = case
+    exe, state = default_profile(), cluster.state()
+    d = decide(cluster, pod_dict)
+    pod = exe.apply_rules(state, state.with_priority(S.structure(pod_dict)))
+    pre = _prefilter(exe, state, pod)
+    for node in state.node_list:
+        admitted = pre.status is None and (pre.allowed is None or node.name in pre.allowed)
+        fits = admitted and not _rejected_by_some_filter(exe, pre, node)
+        assert (node.name in d.feasible) == fits, node.name
+
+
+# ---- monotonicity of the default profile ------------------------------------------------------
+#
+# Pods here have no inter-pod (anti-)affinity and no topology spread constraints: with those,
+# removing a pod can break a required affinity, and a toleration or a taint can change which
+# nodes count as spread domains (nodeTaintsPolicy), so feasibility is not monotone in them.
+
+def feasible(cluster: S.Cluster, pod: dict) -> set[str]:
+    return set(decide(cluster, pod).feasible)
+
+
+def _node_index(data, cluster) -> int:
+    return data.draw(st.integers(0, len(cluster.nodes) - 1), label="node")
+
+
+@given(scheduling_cases(affinity=False), S.tolerations())
+def test_adding_a_toleration_never_shrinks_the_feasible_set(case, toleration):
+    """Adding a toleration to the pod never makes a feasible node infeasible (pods without
+    inter-pod affinity or topology spread)."""
+    cluster, pod = case
+    more = copy.deepcopy(pod)
+    more["spec"].setdefault("tolerations", []).append(toleration)
+    assert feasible(cluster, pod) <= feasible(cluster, more)
+
+
+@given(scheduling_cases(affinity=False), S.taints(), st.data())
+def test_removing_a_taint_never_shrinks_the_feasible_set(case, taint, data):
+    """Removing a taint from a node never makes a feasible node infeasible (pods without
+    inter-pod affinity or topology spread)."""
+    cluster, pod = case
+    nodes = [copy.deepcopy(n) for n in cluster.nodes]
+    i = _node_index(data, cluster)
+    taints = nodes[i]["spec"].setdefault("taints", [])
+    taints.insert(data.draw(st.integers(0, len(taints)), label="position"), taint)
+    tainted = cluster.evolve(nodes=nodes)  # the same cluster with one more taint on node i
+    assert feasible(tainted, pod) <= feasible(cluster, pod)
+
+
+@given(scheduling_cases(affinity=False), st.data())
+def test_adding_allocatable_never_shrinks_the_feasible_set(case, data):
+    """Giving a node more allocatable cpu, memory, pods, ephemeral storage or extended
+    resource never makes a feasible node infeasible."""
+    cluster, pod = case
+    nodes = [copy.deepcopy(n) for n in cluster.nodes]
+    allocatable = nodes[_node_index(data, cluster)]["status"]["allocatable"]
+    resource = data.draw(st.sampled_from(["cpu", "memory", "pods", "ephemeral-storage", S.EXTENDED]), label="resource")
+    extra = data.draw(S.cpu_texts() if resource == "cpu" else S.memory_texts(), label="extra")
+    allocatable[resource] = str(parse_quantity(allocatable.get(resource, "0")) + parse_quantity(extra))
+    note(f"{resource}: {allocatable[resource]}")
+    assert feasible(cluster, pod) <= feasible(cluster.evolve(nodes=nodes), pod)
+
+
+@given(scheduling_cases(affinity=False), st.data())
+def test_removing_a_pod_never_shrinks_the_feasible_set(case, data):
+    """Removing a pod bound to a node never makes a feasible node infeasible. Holds because no
+    pod here has inter-pod affinity or topology spread (a pod that satisfied a required
+    affinity, or evened out a spread, could be needed)."""
+    cluster, pod = case
+    extra = data.draw(S.pods("running-extra", tuple(cluster.node_names), bound=True, affinity=False), label="extra")
+    crowded = cluster.evolve(pods=[*cluster.pods, extra])
+    assert feasible(crowded, pod) <= feasible(cluster, pod)
+
+
+@given(scheduling_cases(affinity=False), st.sampled_from(S.TAINT_KEYS) | S.label_keys(),
+       st.sampled_from(S.TAINT_VALUES), st.data())
+def test_an_untolerated_no_schedule_taint_never_grows_the_feasible_set(case, key, value, data):
+    """Adding a NoSchedule taint that the pod does not tolerate never makes an infeasible node
+    feasible (and the tainted node is not feasible afterwards)."""
+    cluster, pod = case
+    taint = {"key": key, "value": value, "effect": "NoSchedule"}
+    typed = Taint(key=key, value=value, effect="NoSchedule")
+    assume(not any(tolerates(t, typed) for t in S.structure(pod).spec.tolerations))
+    nodes = [copy.deepcopy(n) for n in cluster.nodes]
+    i = _node_index(data, cluster)
+    nodes[i]["spec"].setdefault("taints", []).append(taint)
+    after = feasible(cluster.evolve(nodes=nodes), pod)
+    assert after <= feasible(cluster, pod)
+    assert nodes[i]["metadata"]["name"] not in after
+
+
+# ---- rules ------------------------------------------------------------------------------------
+
+# A rule's condition as policy source, with the same test in Python over the typed pod.
+RULE_CONDITIONS = {
+    None: lambda pod: True,
+    'pod.metadata.namespace == "ml"': lambda pod: pod.metadata.namespace == "ml",
+    'pod.metadata.labels["app"] == "web"': lambda pod: pod.metadata.labels.get("app") == "web",
+    'not ("disktype" in pod.spec.nodeSelector)': lambda pod: "disktype" not in pod.spec.node_selector,
+    "pod.spec.priority > 100": lambda pod: (pod.spec.priority or 0) > 100,
+    "len(pod.spec.tolerations) > 0": lambda pod: len(pod.spec.tolerations) > 0,
+}
+
+
+@attrs.frozen
+class RuleToleration:
+    condition: str | None
+    key: str
+    operator: str
+    value: str
+    effect: str        # NoSchedule | PreferNoSchedule | NoExecute | All
+    seconds: int | None
+
+    def source(self) -> str:
+        when = f" when {self.condition}" if self.condition else ""
+        op = "exists" if self.operator == "Exists" else f"= {json.dumps(self.value)}"
+        seconds = f" for {self.seconds}s" if self.seconds is not None else ""
+        return (f"policy PropertyRules\n\nrule property_rule{when} {{\n"
+                f"    tolerate {json.dumps(self.key)} {op} : {self.effect}{seconds}\n}}\n")
+
+    def written(self) -> dict:
+        """The same toleration as it would be written in a pod's spec."""
+        tol = {"key": self.key, "operator": self.operator}
+        if self.operator == "Equal":
+            tol["value"] = self.value
+        if self.effect != "All":
+            tol["effect"] = self.effect
+        if self.seconds is not None:
+            tol["tolerationSeconds"] = self.seconds
+        return tol
+
+
+rule_tolerations = st.builds(
+    RuleToleration, st.sampled_from(list(RULE_CONDITIONS)), st.sampled_from(S.TAINT_KEYS),
+    st.sampled_from(["Equal", "Exists"]), st.sampled_from(S.TAINT_VALUES), st.sampled_from([*S.EFFECTS, "All"]),
+    st.none() | st.integers(0, 3600))
+
+
+@lru_cache(maxsize=64)
+def profile_with_rule(rule_source: str) -> Executable:
+    """The default profile plus one policy holding the rule."""
+    default = (stdlib_dir() / "default.sched").read_text()
+    head, _, _ = default.rpartition("}")
+    text = rule_source + "\n" + head.replace("profile default-scheduler", "profile with-rule") + \
+        "    use PropertyRules\n}\n"
+    return Executable(compile_all(check(load_program(stdlib_dir() / "property_rules.sched", text=text)))["with-rule"])
+
+
+@given(scheduling_cases(), rule_tolerations)
+def test_a_rule_toleration_is_the_same_as_writing_it_into_the_pod(case, rule):
+    """Scheduling with a rule that adds a toleration to the pods its condition matches decides
+    exactly as scheduling, without the rule, the pod with that toleration written in its spec
+    (and the pod unchanged when the condition does not match)."""
+    cluster, pod = case
+    state = cluster.state()
+    with_rule = decide(cluster, pod, profile_with_rule(rule.source()))
+    matches = RULE_CONDITIONS[rule.condition](state.with_priority(S.structure(pod)))
+    written = copy.deepcopy(pod)
+    if matches:
+        written["spec"].setdefault("tolerations", []).append(rule.written())
+    by_hand = decide(cluster, written)
+    note(f"matches: {matches}")
+    assert attrs.evolve(with_rule, profile="") == attrs.evolve(by_hand, profile="")

@@ -125,10 +125,12 @@ def parse_quantity(text: str | int | float) -> Quantity:
         amount, fmt = num * Fraction(10) ** _DECIMAL[suffix], "DecimalSI"
     else:
         amount, fmt = num * Fraction(10) ** int(suffix[1:]), "DecimalExponent"
-    # The API rounds anything finer than a nano-unit up to the next nano-unit.
+    # The API rounds anything finer than a nano-unit up to the next nano-unit, in magnitude
+    # (inf.RoundUp rounds away from zero: -0.1n is -1n).
     nanos = amount * 10**9
     if nanos.denominator != 1:
-        amount = Fraction(math.ceil(nanos), 10**9)
+        magnitude = math.ceil(abs(nanos))
+        amount = Fraction(magnitude if nanos > 0 else -magnitude, 10**9)
     return Quantity(amount, fmt)
 
 

@@ -31,6 +31,12 @@ class ClusterState:
         self.requested: dict[str, dict[str, Quantity]] = {}
         self.nonzero_requested: dict[str, dict[str, Quantity]] = {}
         self._tree_order: list[model.Node] | None = None
+        # (namespace, label key, label value) → bound pods, for selector look-ups.
+        self.label_index: dict[tuple, dict[str, model.Pod]] = {}
+        self.pods_by_namespace: dict[str, dict[str, model.Pod]] = {}
+        # NodeInfo's lists of pods with (anti-)affinity, so InterPodAffinity need not scan every pod.
+        self.pods_with_affinity: dict[str, list[model.Pod]] = {}
+        self.pods_with_required_anti_affinity: dict[str, list[model.Pod]] = {}
 
     @classmethod
     def build(cls, objects: Iterable) -> "ClusterState":
@@ -54,6 +60,8 @@ class ClusterState:
         state.nodes = dict(sorted(state.nodes.items()))
         for name in state.nodes:
             state.pods_by_node[name] = []
+            state.pods_with_affinity[name] = []
+            state.pods_with_required_anti_affinity[name] = []
             state.requested[name] = {}
             state.nonzero_requested[name] = {}
         for pod in pods:
@@ -109,6 +117,28 @@ class ClusterState:
                    *self.services, *self.workloads, *self.pdbs, *(p for p in self.pods if p.key not in keys)]
         return ClusterState.build(objects)
 
+    # ---- indexes ----
+    def _index(self, pod: model.Pod) -> None:
+        ns, key = pod.metadata.namespace, pod.key
+        self.pods_by_namespace.setdefault(ns, {})[key] = pod
+        for k, v in pod.metadata.labels.items():
+            self.label_index.setdefault((ns, k, v), {})[key] = pod
+        node = pod.spec.node_name
+        if _has_affinity(pod):
+            self.pods_with_affinity[node].append(pod)
+        if _has_required_anti_affinity(pod):
+            self.pods_with_required_anti_affinity[node].append(pod)
+
+    def _unindex(self, pod: model.Pod) -> None:
+        ns, key = pod.metadata.namespace, pod.key
+        self.pods_by_namespace.get(ns, {}).pop(key, None)
+        for k, v in pod.metadata.labels.items():
+            self.label_index.get((ns, k, v), {}).pop(key, None)
+        node = pod.spec.node_name
+        for index in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
+            if node in index:
+                index[node] = [p for p in index[node] if p.key != key]
+
     # ---- updates ----
     def bind(self, pod: model.Pod, node_name: str) -> model.Pod:
         bound = attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=node_name))
@@ -120,18 +150,41 @@ class ClusterState:
         for pod in pods:
             self.remove(pod)
 
+    def pods_matching(self, namespace: str, selector: "model.LabelSelector | None") -> list[model.Pod]:
+        """The bound pods of a namespace that a label selector selects (null selects none)."""
+        from ..builtins import selector_matches
+
+        if selector is None:
+            return []
+        pools = [self.label_index.get((namespace, k, v), {}) for k, v in selector.match_labels.items()]
+        pool = min(pools, key=len) if pools else self.pods_by_namespace.get(namespace, {})
+        return [p for p in pool.values() if selector_matches(selector, p.metadata.labels)]
+
     def remove(self, pod: model.Pod) -> None:
         node = pod.spec.node_name
         self.pods = [p for p in self.pods if p.key != pod.key]
         if node in self.pods_by_node:
+            self._unindex(pod)
             self.pods_by_node[node] = [p for p in self.pods_by_node[node] if p.key != pod.key]
             _add_into(self.requested[node], pod_requests(pod), -1)
             _add_into(self.nonzero_requested[node], nonzero_pod_requests(pod), -1)
 
     def _account(self, pod: model.Pod, node: str) -> None:
         self.pods_by_node[node].append(pod)
+        self._index(pod)
         _add_into(self.requested[node], pod_requests(pod), 1)
         _add_into(self.nonzero_requested[node], nonzero_pod_requests(pod), 1)
+
+
+def _has_affinity(pod: model.Pod) -> bool:
+    a = pod.spec.affinity
+    return a is not None and (a.pod_affinity is not None or a.pod_anti_affinity is not None)
+
+
+def _has_required_anti_affinity(pod: model.Pod) -> bool:
+    a = pod.spec.affinity
+    return a is not None and a.pod_anti_affinity is not None and \
+        bool(a.pod_anti_affinity.required_during_scheduling_ignored_during_execution)
 
 
 def zone_key(node: model.Node) -> str:

@@ -6,7 +6,6 @@ from typing import Callable
 
 import attrs
 
-from ..diagnostics import Diagnostic
 from ..source import Span
 
 CATEGORIES = ("correctness", "suspicious", "style", "performance")
@@ -35,9 +34,6 @@ class Finding:
     span: Span
     notes: tuple[str, ...] = ()
     edits: tuple[Edit, ...] = ()   # a certain fix, or () when there is none
-
-    def diagnostic(self, severity: str) -> Diagnostic:
-        return Diagnostic(self.code, self.message, self.span, severity, self.notes)
 
 
 @attrs.define

@@ -23,6 +23,7 @@ from .. import plan as P
 from ..cluster import model
 from ..cluster.quantity import Quantity
 from ..builtins import EvalError
+from ..types import DERIVED
 
 Fn = Callable[[dict], Any]
 
@@ -44,8 +45,9 @@ def get_field(obj: Any, name: str, state) -> Any:
     attr = _api_attrs(type(obj)).get(name)
     if attr is not None:
         return getattr(obj, attr)
-    if name == "pods" and isinstance(obj, model.Node):
-        return state.pods_by_node.get(obj.metadata.name, ()) if state is not None else ()
+    derived = DERIVED.get(type(obj).__name__, {}).get(name)
+    if derived is not None:
+        return getattr(state, derived[1]).get(obj.metadata.name, ()) if state is not None else ()
     raise EvalError(f"{type(obj).__name__} has no field '{name}'")
 
 
@@ -70,24 +72,6 @@ def go_mod(a, b):
     if isinstance(a, int) and isinstance(b, int):
         return a - b * go_div(a, b)
     return math.fmod(a, b)
-
-
-def _arith(op: str, a, b):
-    if a is None or b is None:
-        return None
-    if op == "+":
-        if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-            return list(a) + list(b)
-        return a + b
-    if op == "-":
-        return a - b
-    if op == "*":
-        return a * b
-    if op == "/":
-        return go_div(a, b)
-    if op == "%":
-        return go_mod(a, b)
-    raise EvalError(f"unknown operator {op}")
 
 
 def _order(op: str, a, b) -> bool:
@@ -129,10 +113,27 @@ def _var(ir: P.Var) -> Fn:
 
 def _field(ir: P.GetField) -> Fn:
     target, name = compile_ir(ir.target), ir.name
+    readers: dict[type, Callable] = {}  # per object type, how to read this field
 
     def run(env):
-        return get_field(target(env), name, env.get("$state"))
+        obj = target(env)
+        if obj is None:
+            return None
+        read = readers.get(type(obj))
+        if read is None:
+            read = readers[type(obj)] = _reader(type(obj), name)
+        return read(obj, env)
     return run
+
+
+def _reader(cls: type, name: str) -> Callable:
+    if cls is dict:
+        return lambda obj, env: obj.get(name)
+    if attrs.has(cls):
+        attr = _api_attrs(cls).get(name)
+        if attr is not None:
+            return lambda obj, env: getattr(obj, attr)
+    return lambda obj, env: get_field(obj, name, env.get("$state"))
 
 
 def _index(ir: P.GetIndex) -> Fn:
@@ -171,7 +172,23 @@ def _op(ir: P.Op) -> Fn:
         return lambda env: _contains(right(env), left(env))
     if op == "notin":
         return lambda env: not _contains(right(env), left(env))
-    return lambda env: _arith(op, left(env), right(env))
+    arith = _ARITH[op]
+
+    def calc(env):
+        a, b = left(env), right(env)
+        if a is None or b is None:
+            return None
+        return arith(a, b)
+    return calc
+
+
+def _plus(a, b):
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return list(a) + list(b)
+    return a + b
+
+
+_ARITH = {"+": _plus, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": go_div, "%": go_mod}
 
 
 def _not(ir: P.Not) -> Fn:
@@ -232,7 +249,31 @@ def _comp(ir: P.Comp) -> Fn:
             yield element(env) if element is not None else x
 
     if kind == "list":
-        return lambda env: list(project(env))
+        def collect(env):
+            seq = source(env)
+            out = []
+            if seq is None:
+                return out
+            for x in seq:
+                env[var] = x
+                if where is None or _truthy(where(env)):
+                    out.append(element(env) if element is not None else x)
+            return out
+        return collect
+    if kind == "count":
+        def count(env):
+            seq = source(env)
+            if seq is None:
+                return 0
+            if where is None:
+                return len(seq)
+            n = 0
+            for x in seq:
+                env[var] = x
+                if _truthy(where(env)):
+                    n += 1
+            return n
+        return count
     if kind in ("any", "all") and element is None and where is not None:
         # `all(x in xs where c)`: c is the predicate every (or some) x must satisfy.
         quantifier = all if kind == "all" else any
@@ -247,8 +288,6 @@ def _comp(ir: P.Comp) -> Fn:
         return lambda env: any(_truthy(v) for v in project(env))
     if kind == "all":
         return lambda env: all(_truthy(v) for v in project(env))
-    if kind == "count":
-        return lambda env: sum(1 for _ in items(env))
     if kind == "sum":
         def total(env):
             acc = 0

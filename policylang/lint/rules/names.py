@@ -79,8 +79,8 @@ UNUSED_IMPORT = rule(
     nothing: the import is still loaded, parsed and checked, and a reader looks for what it is
     used for. The fix deletes the import.""",
     bad="""
-import "./common.sched" as common
 policy P
+import node_ports
 filter f {
     reject when node.spec.unschedulable reason "node(s) were unschedulable"
 }""",
@@ -97,20 +97,22 @@ SHADOWED = rule(
     or outer comprehension variable, the inner one silently wins and the outer value cannot be
     reached inside it; a `let` or variable named like a def or a param makes `f` and `f(...)`, or
     `x` and `params.x`, mean different things a few lines apart. Both are easy to misread in
-    review. (`let x = params.x`, a plain alias, is not reported.)""",
+    review. (A `let x` whose value reads `params.x`, the param made ready to use, is not reported.)""",
     bad="""
 policy P
-filter f {
-    let taints = node.spec.taints
-    reject when any(taints in pod.spec.tolerations where taints.effect == "NoExecute")
-        reason "node(s) had untolerated taint(s)"
+filter untolerated {
+    let tol = [x in pod.spec.tolerations where x.effect == "NoExecute"]
+    reject when any(t in node.spec.taints
+                    where t.effect == "NoExecute" and not any(tol in tol where tolerates(tol, t)))
+        reason "node(s) had untolerated NoExecute taint(s)"
 }""",
     good="""
 policy P
-filter f {
-    let taints = node.spec.taints
-    reject when any(tol in pod.spec.tolerations where tol.effect == "NoExecute")
-        reason "node(s) had untolerated taint(s)"
+filter untolerated {
+    let tolerations = [x in pod.spec.tolerations where x.effect == "NoExecute"]
+    reject when any(t in node.spec.taints
+                    where t.effect == "NoExecute" and not any(tol in tolerations where tolerates(tol, t)))
+        reason "node(s) had untolerated NoExecute taint(s)"
 }""")
 
 
@@ -260,8 +262,9 @@ def _shadowing(ctx):
             for x in stmt_exprs(stmt):
                 visit(x, scope)
             if isinstance(stmt, ast.Let):
-                alias = (isinstance(stmt.value, ast.Field) and isinstance(stmt.value.target, ast.Name)
-                         and stmt.value.target.id == "params" and stmt.value.name == stmt.name)
+                # `let x = f(params.x)` is the param's value made ready to use, not a second meaning.
+                alias = any(isinstance(e, ast.Field) and isinstance(e.target, ast.Name)
+                            and e.target.id == "params" and e.name == stmt.name for e in walk(stmt.value))
                 what = hides(stmt.name, {})
                 if what and not (what == "param" and alias):
                     yield SHADOWED.finding(f"let '{stmt.name}' has the name of a {what}",

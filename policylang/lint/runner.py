@@ -1,0 +1,221 @@
+"""Linting files: find them, load each as its kind of input, run the enabled rules,
+apply suppressions, and (with --fix) rewrite .sched files whose fixes are certain."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import attrs
+
+from .. import ast
+from ..check import check
+from ..diagnostics import InputError, PolicyError
+from ..program import load_program
+from ..write import write_atomic
+from . import edits, suppress
+from .catalogue import all_rules, get
+from .context import WORKLOAD_KINDS, ConfigContext, ManifestContext, Options, SchedContext
+from .model import Finding, Rule
+from .sched_ast import decl_exprs, walk
+from .settings import settings_for, settings_for_dir
+from .yaml_source import documents
+
+YAML_SUFFIXES = (".yaml", ".yml")
+MAX_FIX_ROUNDS = 10
+
+
+@attrs.define
+class Result:
+    """Everything a lint run found: findings with their rule and severity, the texts they
+    point into, input errors (rendered), and the files fixed."""
+    findings: list[tuple[Finding, Rule]] = attrs.Factory(list)
+    sources: dict[str, str] = attrs.Factory(dict)
+    input_errors: list[str] = attrs.Factory(list)
+    notes: list[str] = attrs.Factory(list)
+    files: int = 0
+    fixed: list[str] = attrs.Factory(list)
+
+
+@attrs.define
+class Selection:
+    cli_select: tuple[str, ...] = ()
+    cli_ignore: tuple[str, ...] = ()
+
+    def rules_for(self, path: str) -> list[Rule]:
+        settings = settings_for(path)
+        return [r for r in all_rules() if settings.enabled(r, path, self.cli_select, self.cli_ignore)]
+
+
+def discover(paths: list[str]) -> list[tuple[str, bool]]:
+    """(file, named explicitly) for every file to lint; directories are searched for .sched
+    and YAML files, skipping hidden directories."""
+    out: list[tuple[str, bool]] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = [f for f in sorted(p.rglob("*")) if f.is_file() and f.suffix in (".sched",) + YAML_SUFFIXES
+                     and not any(part.startswith(".") for part in f.relative_to(p).parts[:-1])]
+            out += [(str(f), False) for f in found]
+        elif p.is_file():
+            out.append((str(p), True))
+        else:
+            raise InputError("no such file or directory", path=raw)
+    return list(dict.fromkeys(out))
+
+
+def lint(paths: list[str], selection: Selection | None = None, options: Options | None = None,
+         fix: bool = False) -> Result:
+    selection = selection or Selection()
+    options = options or Options()
+    settings_for_dir.cache_clear()
+    result = Result()
+    files = discover(paths)
+    result.files = len(files)
+    sched = [f for f, _ in files if f.endswith(".sched")]
+    external = _external_def_uses(sched)
+    for path, explicit in files:
+        if path.endswith(".sched"):
+            rules = selection.rules_for(path)
+            text = Path(path).read_text()
+            if fix:
+                text = _fix(path, text, rules, options, external, result)
+            _lint_sched(path, text, rules, options, external, result)
+        else:
+            _lint_yaml(path, explicit, selection.rules_for(path), options, result)
+    result.findings.sort(key=lambda fr: (fr[0].span.path, fr[0].span.line, fr[0].span.column, fr[0].code))
+    return result
+
+
+# ---- .sched -----------------------------------------------------------------------------------
+
+def _load(path: str, text: str):
+    program = load_program(path, text=text)
+    return program, check(program)
+
+
+def _sched_findings(path: str, text: str, rules, options, external) -> list[Finding] | PolicyError:
+    try:
+        program, checked = _load(path, text)
+    except PolicyError as err:
+        return err
+    ctx = SchedContext(path, text, program, checked, options, external)
+    findings = [f for r in rules if "sched" in r.checks for f in r.checks["sched"](ctx)]
+    return _suppressed(path, text, findings, rules)
+
+
+def _suppressed(path: str, text: str, findings: list[Finding], rules) -> list[Finding]:
+    suppressions = suppress.find(path, text)
+    kept = suppress.apply(findings, suppressions)
+    if any(r.code == "S307" for r in rules):
+        rule = get("S307")
+        ran = {r.code for r in rules}
+        kept += [rule.finding(m, span, "help: remove it", edits=fix)
+                 for m, span, fix in suppress.unused(text, suppressions, ran)]
+    return kept
+
+
+def _lint_sched(path, text, rules, options, external, result: Result) -> None:
+    result.sources[path] = text
+    found = _sched_findings(path, text, rules, options, external)
+    if isinstance(found, PolicyError):
+        result.sources.update(found.sources)
+        result.input_errors.append(found.render())
+        return
+    result.findings += [(f, get(f.code)) for f in found]
+
+
+def _fix(path, text, rules, options, external, result: Result) -> str:
+    """Apply certain fixes until none is left; every round must still parse and check, or
+    the file keeps the last text that did."""
+    original = text
+    for _ in range(MAX_FIX_ROUNDS):
+        found = _sched_findings(path, text, rules, options, external)
+        if isinstance(found, PolicyError):
+            break
+        fixes = [e for f in found for e in f.edits]
+        if not fixes:
+            break
+        candidate = edits.apply(text, fixes)
+        try:
+            _load(path, candidate)
+        except PolicyError:
+            result.notes.append(f"{path}: the remaining fixes would break the file, so they were not applied")
+            break
+        text = candidate
+    if text != original:
+        write_atomic(path, text)
+        result.fixed.append(path)
+    return text
+
+
+def _external_def_uses(paths: list[str]) -> set:
+    """(resolved module path, def name) for every def called through an import by a linted file."""
+    uses = set()
+    for path in paths:
+        try:
+            program = load_program(path)
+        except PolicyError:
+            continue
+        for module_path, module in program.modules.items():
+            imports = program.imports.get(module_path, {})
+            for d in module.decls:
+                for root in decl_exprs(d):
+                    for e in walk(root):
+                        if isinstance(e, ast.Call) and "." in e.func:
+                            alias, name = e.func.split(".", 1)
+                            if alias in imports:
+                                uses.add((str(Path(imports[alias]).resolve()), name))
+    return uses
+
+
+# ---- YAML ---------------------------------------------------------------------------------------
+
+def _lint_yaml(path: str, explicit: bool, rules, options, result: Result) -> None:
+    try:
+        text = Path(path).read_text()
+        docs = documents(path, text)
+    except (InputError, UnicodeDecodeError) as err:
+        if explicit:
+            result.input_errors.append(f"error: {err}")
+        else:
+            result.notes.append(f"skipped {path}: not valid YAML")
+        return
+    findings: list[Finding] = []
+    for doc in docs:
+        kind_node = doc.get("kind")
+        kind = kind_node.scalar if kind_node is not None else None
+        if kind == "KubeSchedulerConfiguration":
+            ctx, input_kind = ConfigContext(path, text, doc, options), "config"
+        elif kind in WORKLOAD_KINDS:
+            ctx, input_kind = ManifestContext(path, text, doc, kind, options), "manifest"
+        else:
+            continue
+        doc_findings = [f for r in rules if input_kind in r.checks for f in r.checks[input_kind](ctx)]
+        if input_kind == "config":
+            problem = _config_problem(path, doc, doc_findings)
+            if problem:
+                result.input_errors.append(problem)
+        findings += doc_findings
+    result.sources[path] = text
+    result.findings += [(f, get(f.code)) for f in _suppressed(path, text, findings, rules)]
+
+
+def _config_problem(path: str, doc, findings) -> str | None:
+    """A configuration kube-scheduler cannot read for a reason no rule reported."""
+    from ..config import profile_source
+    if any(get(f.code).severity == "error" for f in findings):
+        return None
+    try:
+        pct = doc.get("percentageOfNodesToScore")
+        profiles = doc.get("profiles")
+        for i, p in enumerate(profiles.value if profiles is not None and profiles.is_seq else []):
+            profile_source(p if isinstance(p, dict) else {}, i, path, pct.scalar if pct is not None else None)
+    except InputError as err:
+        return f"error: {err}"
+    return None
+
+
+def print_notes(result: Result) -> None:
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)

@@ -1,0 +1,151 @@
+"""Which rules run on which files: `[tool.policylang.lint]` in pyproject.toml or `lint:` in
+.policylang.yaml, found by walking up from the linted file, plus --select/--ignore.
+
+    [tool.policylang.lint]
+    select = ["all"]                 # codes (S101), code prefixes (S1, S30), categories, "all"
+    ignore = ["S306"]
+    [tool.policylang.lint.per-path."legacy/**"]
+    select = ["correctness"]         # replaces the selection for matching files
+    ignore = ["S104"]                # adds to the ignored rules
+
+Patterns are relative to the directory of the file that declares them; `**` crosses
+directories, `*` does not, and a pattern without `/` also matches a file's name.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+
+import attrs
+import yaml
+
+from ..diagnostics import InputError
+from .catalogue import all_rules
+from .model import CATEGORIES, Rule
+
+FILES = (".policylang.yaml", "pyproject.toml")
+
+
+@attrs.frozen
+class PathOverride:
+    pattern: str
+    select: tuple[str, ...] | None
+    ignore: tuple[str, ...]
+
+
+@attrs.frozen
+class Settings:
+    source: str | None = None        # the file the settings came from
+    root: Path | None = None         # per-path patterns are relative to this directory
+    select: tuple[str, ...] = ("all",)
+    ignore: tuple[str, ...] = ()
+    per_path: tuple[PathOverride, ...] = ()
+
+    def enabled(self, rule: Rule, path: str, cli_select=None, cli_ignore=()) -> bool:
+        select, ignore = (tuple(cli_select) if cli_select else self.select), self.ignore
+        for o in self.per_path:
+            if self.root is not None and _matches(o.pattern, path, self.root):
+                if o.select is not None:
+                    select = o.select
+                ignore = ignore + o.ignore
+        return selects(select, rule) and not selects(ignore, rule) and not selects(tuple(cli_ignore), rule)
+
+
+def selects(tokens, rule: Rule) -> bool:
+    return any(t == "all" or t == rule.category or t == rule.name or rule.code.startswith(t) for t in tokens)
+
+
+def validate_tokens(tokens, where: str) -> tuple[str, ...]:
+    if isinstance(tokens, str) or not isinstance(tokens, (list, tuple)) or not all(isinstance(t, str) for t in tokens):
+        raise InputError("expected a list of rule codes, prefixes or categories", path=where)
+    rules = all_rules()
+    for t in tokens:
+        if not (t == "all" or t in CATEGORIES or any(r.name == t or r.code.startswith(t) for r in rules)):
+            raise InputError(f"'{t}' is not a rule code, prefix, name or category "
+                             f"(categories: {', '.join(CATEGORIES)})", path=where)
+    return tuple(tokens)
+
+
+def _matches(pattern: str, path: str, root: Path) -> bool:
+    try:
+        rel = Path(path).resolve().relative_to(root).as_posix()
+    except ValueError:
+        return False
+    regex = _glob(pattern.rstrip("/") + ("/**" if pattern.endswith("/") else ""))
+    return bool(regex.fullmatch(rel) or ("/" not in pattern and regex.fullmatch(rel.rsplit("/", 1)[-1])))
+
+
+@lru_cache(maxsize=None)
+def _glob(pattern: str) -> re.Pattern:
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out))
+
+
+def _from_table(table, source: Path) -> Settings:
+    where = str(source)
+    if not isinstance(table, dict):
+        raise InputError("the lint settings must be a table/mapping", path=where)
+    unknown = set(table) - {"select", "ignore", "per-path"}
+    if unknown:
+        raise InputError(f"unknown lint setting(s): {', '.join(sorted(unknown))} "
+                         "(settings are select, ignore and per-path)", path=where)
+    overrides = []
+    per_path = table.get("per-path", {})
+    if not isinstance(per_path, dict):
+        raise InputError("per-path maps glob patterns to {select, ignore}", path=where)
+    for pattern, o in per_path.items():
+        if not isinstance(o, dict) or set(o) - {"select", "ignore"}:
+            raise InputError(f"per-path '{pattern}' takes select and ignore", path=where)
+        overrides.append(PathOverride(pattern,
+                                      validate_tokens(o["select"], where) if "select" in o else None,
+                                      validate_tokens(o.get("ignore", []), where)))
+    return Settings(where, source.parent.resolve(), validate_tokens(table.get("select", ["all"]), where),
+                    validate_tokens(table.get("ignore", []), where), tuple(overrides))
+
+
+def _read(candidate: Path):
+    """The lint table of one settings file, or None when it has none."""
+    try:
+        text = candidate.read_text()
+        if candidate.name == "pyproject.toml":
+            return tomllib.loads(text).get("tool", {}).get("policylang", {}).get("lint")
+        doc = yaml.safe_load(text) or {}
+        return doc.get("lint") if isinstance(doc, dict) else None
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as err:
+        raise InputError(f"cannot read lint settings: {err}", path=str(candidate)) from None
+
+
+@lru_cache(maxsize=None)
+def settings_for_dir(directory: Path) -> Settings:
+    for d in (directory, *directory.parents):
+        for name in FILES:
+            candidate = d / name
+            if candidate.is_file():
+                table = _read(candidate)
+                if table is not None:
+                    return _from_table(table, candidate)
+    return Settings()
+
+
+def settings_for(path: str) -> Settings:
+    p = Path(path).resolve()
+    return settings_for_dir(p if p.is_dir() else p.parent)
