@@ -55,10 +55,23 @@ def is_unknown_reserved(key: str) -> bool:
     return is_reserved(key) and key not in WELL_KNOWN_KEYS and not key.startswith(OPEN_PREFIXES)
 
 
+def _closest(key: str, options) -> str | None:
+    """A well-known key with the same name (`kubernetes.io/zone` → topology.kubernetes.io/zone),
+    or one spelled almost the same."""
+    name = key.partition("/")[2]
+    same_name = sorted(k for k in options if k.partition("/")[2] == name and not k.startswith("failure-domain."))
+    if same_name:
+        return same_name[-1]
+    # Compare the names: every reserved key shares the prefix, which would make any two look alike.
+    by_name = {k.partition("/")[2]: k for k in sorted(options)}
+    close = difflib.get_close_matches(name, sorted(by_name), n=1, cutoff=0.75)
+    return by_name[close[0]] if close else None
+
+
 def reserved_notes(key: str) -> tuple[str, ...]:
-    close = difflib.get_close_matches(key, sorted(WELL_KNOWN_KEYS), n=1, cutoff=0.7)
+    close = _closest(key, WELL_KNOWN_KEYS)
     if close:
-        return (f"help: did you mean '{close[0]}'?",)
+        return (f"help: did you mean '{close}'?",)
     name = key.partition("/")[2]
     return (f"help: use a prefix you own for custom labels, e.g. 'example.com/{name}'",)
 
@@ -74,8 +87,8 @@ def topology_problem(key: str) -> tuple[str, tuple[str, ...]] | None:
         return (f"'{key}' is deprecated and newer nodes no longer carry it",
                 (f"help: use '{DEPRECATED_TOPOLOGY[key]}'",))
     if is_reserved(key) and not key.startswith(("node-restriction.kubernetes.io/", "feature.node.kubernetes.io/")):
-        close = difflib.get_close_matches(key, TOPOLOGY_KEYS, n=1, cutoff=0.6)
-        hint = (f"help: did you mean '{close[0]}'?",) if close else \
+        close = _closest(key, TOPOLOGY_KEYS)
+        hint = (f"help: did you mean '{close}'?",) if close else \
             ("help: topology keys are kubernetes.io/hostname, topology.kubernetes.io/zone, "
              "topology.kubernetes.io/region, or a label of your own",)
         return f"'{key}' is not a topology label nodes carry", hint

@@ -62,6 +62,9 @@ class Y:
             for item in self.node.value:
                 yield Y(item, self.path)
 
+    def __bool__(self) -> bool:  # a node is there even when it is an empty mapping or sequence
+        return True
+
     def __len__(self) -> int:
         return len(self.node.value) if self.is_seq or self.is_map else 0
 

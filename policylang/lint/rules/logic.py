@@ -132,49 +132,53 @@ def _is_literal_only(e) -> bool:
 
 @NEVER_PASSES.on("sched")
 def _never_passes(ctx):
-    for role, e, value in _statement_conditions(ctx.module):
+    for role, e, value, stmt in _statement_conditions(ctx.module):
         if role in ("reject", "reject pod") and value is True:
             who = "every pod" if role == "reject pod" else "every node"
             yield NEVER_PASSES.finding(f"this condition is always true: the filter rejects {who}",
-                                       head_span(e.span, ctx.text), "help: reject only when something about the "
+                                       _span(ctx, e, stmt), "help: reject only when something about the "
                                        "pod or the node makes it unfit")
         elif role == "require" and value is False:
             yield NEVER_PASSES.finding("this requirement is always false: no node satisfies the rule",
-                                       head_span(e.span, ctx.text))
+                                       _span(ctx, e, stmt))
 
 
 @NEVER_REJECTS.on("sched")
 def _never_rejects(ctx):
-    for role, e, value in _statement_conditions(ctx.module):
+    for role, e, value, stmt in _statement_conditions(ctx.module):
         if role in ("reject", "reject pod") and value is False:
             yield NEVER_REJECTS.finding("this condition is always false: the `reject` never fires",
-                                        head_span(e.span, ctx.text), "help: remove the statement or fix the condition")
+                                        _span(ctx, e, stmt), "help: remove the statement or fix the condition")
         elif role == "require" and value is True:
-            yield NEVER_REJECTS.finding("this requirement always holds: it never rejects a node",
-                                        head_span(e.span, ctx.text))
+            yield NEVER_REJECTS.finding("this requirement always holds: it never rejects a node", _span(ctx, e, stmt))
         elif role == "filter skip" and value is True:
-            yield NEVER_REJECTS.finding("this `skip when` is always true: the filter never runs",
-                                        head_span(e.span, ctx.text))
+            yield NEVER_REJECTS.finding("this `skip when` is always true: the filter never runs", _span(ctx, e, stmt))
 
 
 def _statement_conditions(module):
-    """(role, condition, folded value or None) for every statement-level condition."""
+    """(role, condition, folded value or None, statement) for every statement-level condition."""
     for decl in module.decls:
         if isinstance(decl, ast.Rule):
             if decl.when is not None:
-                yield "rule when", decl.when, fold_bool(decl.when)
+                yield "rule when", decl.when, fold_bool(decl.when), decl
             for s in decl.body:
                 if isinstance(s, ast.Require):
-                    yield "require", s.cond, fold_bool(s.cond)
+                    yield "require", s.cond, fold_bool(s.cond), s
                 elif isinstance(s, ast.Prefer):
-                    yield "prefer", s.cond, fold_bool(s.cond)
+                    yield "prefer", s.cond, fold_bool(s.cond), s
         elif isinstance(decl, (ast.Filter, ast.Score)):
             kind = "filter" if isinstance(decl, ast.Filter) else "score"
             for s in decl.body:
                 if isinstance(s, ast.Skip):
-                    yield f"{kind} skip", s.cond, fold_bool(s.cond)
+                    yield f"{kind} skip", s.cond, fold_bool(s.cond), s
                 elif isinstance(s, ast.Reject):
-                    yield ("reject pod" if s.pod else "reject"), s.cond, fold_bool(s.cond)
+                    yield ("reject pod" if s.pod else "reject"), s.cond, fold_bool(s.cond), s
+
+
+def _span(ctx, e, parent):
+    """Where ``e`` is; `true`, `false` and `null` carry no span of their own, so those
+    point at the enclosing ``parent``."""
+    return head_span(e.span if e.span.line > 0 else parent.span, ctx.text)
 
 
 _STATEMENT_MESSAGES = {
@@ -191,15 +195,15 @@ _STATEMENT_MESSAGES = {
 @CONSTANT_CONDITION.on("sched")
 def _constant_conditions(ctx):
     reported = set()
-    for role, e, value in _statement_conditions(ctx.module):
+    for role, e, value, stmt in _statement_conditions(ctx.module):
         if value is not None:
             reported.add(id(e))
             if (role, value) in _STATEMENT_MESSAGES:
-                yield CONSTANT_CONDITION.finding(_STATEMENT_MESSAGES[(role, value)], head_span(e.span, ctx.text))
+                yield CONSTANT_CONDITION.finding(_STATEMENT_MESSAGES[(role, value)], _span(ctx, e, stmt))
         elif _is_literal_only(e) and not isinstance(e, ast.Literal):
             reported.add(id(e))
             yield CONSTANT_CONDITION.finding("this condition is made of constants only: it never changes",
-                                             head_span(e.span, ctx.text))
+                                             _span(ctx, e, stmt))
     for decl in ctx.module.decls:
         for root in decl_exprs(decl):
             yield from _inner(ctx, root, reported)
@@ -225,7 +229,7 @@ def _inner(ctx, e, reported: set):
     if found is not None:
         cond, message = found
         reported.add(id(cond))
-        yield CONSTANT_CONDITION.finding(message, head_span(cond.span, ctx.text))
+        yield CONSTANT_CONDITION.finding(message, _span(ctx, cond, e))
     for c in children(e):
         yield from _inner(ctx, c, reported)
 
