@@ -266,6 +266,7 @@ class PodSpec:
 class PodStatus:
     phase: str = "Pending"
     nominated_node_name: str = ""
+    start_time: Optional[str] = None
 
 
 @attrs.frozen

@@ -66,7 +66,7 @@ def preempt(exe, state: ClusterState, pod: Pod, statuses: dict) -> PostFilterOut
     if not candidates:
         text = fit_error_text(len(state.nodes), dry_run, Status(UNRESOLVABLE, (NOT_HELPFUL,)), None)
         return PostFilterOutcome(f"preemption: {text}")
-    name, victims = min(candidates, key=lambda c: _candidate_rank(c[0], c[1]))
+    name, victims = pick_one_node(candidates)
     return PostFilterOutcome("", name, tuple(Victim(v.metadata.namespace, v.metadata.name) for v in victims))
 
 
@@ -88,7 +88,7 @@ def _select_victims(exe, state, pod, node_name, victims):
     status = _fits_without(exe, state, pod, node_name, victims)
     if status is not None:
         return status, []
-    ordered = sorted(victims, key=lambda p: (-(p.spec.priority or 0), p.metadata.creation_timestamp or ""))
+    ordered = sorted(victims, key=more_important_first)
     evicted = list(ordered)
     for v in ordered:
         attempt = [p for p in evicted if p is not v]
@@ -97,7 +97,33 @@ def _select_victims(exe, state, pod, node_name, victims):
     return None, evicted
 
 
-def _candidate_rank(node: str, victims: list[Pod]):
-    """pickOneNodeForPreemption's criteria after PDB violations (not modelled yet)."""
-    prios = [v.spec.priority or 0 for v in victims]
-    return (max(prios), sum(p + 2**31 for p in prios), len(victims), node)
+# A pod without a start time counts as started now, after every recorded time.
+_NOW = "~"
+
+
+def start_time(p: Pod) -> str:
+    return p.status.start_time or _NOW
+
+
+def more_important_first(p: Pod):
+    """util.MoreImportantPod: higher priority, then earlier start."""
+    return (-(p.spec.priority or 0), start_time(p))
+
+
+def pick_one_node(candidates: list) -> tuple:
+    """pickOneNodeForPreemption, after PDB violations (not modelled yet): the lowest highest
+    victim priority, the lowest sum of priorities, the fewest victims, then the latest
+    earliest start among the highest-priority victims; then the first by name."""
+    def highest(victims):
+        return max(v.spec.priority or 0 for v in victims)
+
+    def earliest_of_highest(victims):
+        top = highest(victims)
+        return min(start_time(v) for v in victims if (v.spec.priority or 0) == top)
+
+    pool = sorted(candidates, key=lambda c: c[0])
+    for measure in (lambda vs: highest(vs), lambda vs: sum((v.spec.priority or 0) + 2**31 for v in vs), len):
+        best = min(measure(vs) for _, vs in pool)
+        pool = [c for c in pool if measure(c[1]) == best]
+    latest = max(earliest_of_highest(vs) for _, vs in pool)
+    return next(c for c in pool if earliest_of_highest(c[1]) == latest)

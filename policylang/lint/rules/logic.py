@@ -287,7 +287,7 @@ def _contradictions(ctx):
                 conjuncts = [c for r in requires for c in _conjuncts(r)]
                 pair = _conflict(conjuncts)
                 if pair:
-                    yield _contradiction(ctx, requires[-1], pair, "the `require` statements of this rule")
+                    yield _contradiction(ctx, requires[-1], pair, "together, this rule's `require` statements hold on no node")
         for root in decl_exprs(decl):
             yield from _chains(ctx, root, inside_and=False)
 
@@ -297,7 +297,7 @@ def _chains(ctx, e, inside_and: bool):
     if is_and and not inside_and:
         pair = _conflict(_conjuncts(e))
         if pair:
-            yield _contradiction(ctx, e, pair, "this condition")
+            yield _contradiction(ctx, e, pair, "this condition is always false")
     for c in children(e):
         yield from _chains(ctx, c, inside_and=is_and and _is_and(c))
 
@@ -308,7 +308,7 @@ def _is_and(e) -> bool:
 
 def _contradiction(ctx, at, pair, what: str):
     a, b = pair
-    message = f"`{show(a)}` and `{show(b)}` cannot both hold: {what} is always false"
+    message = f"`{show(a)}` and `{show(b)}` cannot both hold: {what}"
     return CONTRADICTION.finding(message, head_span(at.span, ctx.text),
                                  "help: check the constants, or whether `or` was meant")
 
