@@ -90,6 +90,9 @@ def _load(program: Program, path: str, text: str | None, diagnostics: list, stac
                                           module.policy.span))
         program.policies[module.policy.name] = path
     for imp in module.of_type(ast.Import):
+        if imp.path is not None and not _valid_path(imp.path):
+            diagnostics.append(Diagnostic("P061", f"not a valid file path: {imp.path!r}", imp.span))
+            continue
         target = _import_target(path, imp)
         target = _as_loaded(program, target) if target is not None else None
         if target is None:
@@ -106,6 +109,9 @@ def _load(program: Program, path: str, text: str | None, diagnostics: list, stac
         _load(program, target, None, diagnostics, (*stack, path))
     for profile in module.of_type(ast.Profile):
         for i, use in enumerate(profile.uses):
+            if use.is_path and not _valid_path(use.ref):
+                diagnostics.append(Diagnostic("P054", f"not a valid file path: {use.ref!r}", use.span))
+                continue
             target = _use_target(program, path, use)
             if target is None:
                 continue
@@ -125,6 +131,10 @@ def _as_loaded(program: Program, target: str) -> str:
     if target != root and Path(root).is_file() and str(Path(root).resolve()) == target:
         return root
     return target
+
+
+def _valid_path(text: str) -> bool:
+    return bool(text) and "\x00" not in text
 
 
 def _import_target(path: str, imp: ast.Import) -> str | None:

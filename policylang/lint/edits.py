@@ -79,4 +79,20 @@ def apply(text: str, edits) -> str:
             continue
         out = out[:e.start] + e.text + out[e.end:]
         taken.append((e.start, e.end))
+        if not e.text:
+            out = _collapse_blank_lines(out, e.start)
     return out
+
+
+def _collapse_blank_lines(text: str, at: int) -> str:
+    """Two deletions side by side can leave two blank lines where there was one: keep one
+    (none at the top of the file). Edits are applied from the end, so nothing after ``at``
+    is still to be edited."""
+    a = b = at
+    while a > 0 and text[a - 1] == "\n":
+        a -= 1
+    while b < len(text) and text[b] == "\n":
+        b += 1
+    if a == 0:
+        return text[b:]
+    return text[:a] + "\n\n" + text[b:] if b - a > 2 else text

@@ -292,7 +292,7 @@ def _manifest_reserved(ctx):
     if selector is not None:
         found += [(k, v.span) for k, v in selector.items()]
     found += list(_node_requirement_keys(ctx))
-    found += [(t.get("key").scalar, t.get("key").span) for t in ctx.tolerations()
+    found += [(t.get("key").scalar, t.get("key").value_span) for t in ctx.tolerations()
               if t.get("key") is not None and isinstance(t.get("key").scalar, str)]
     template = ctx.template
     labels = template.at("metadata", "labels") if template is not None else None

@@ -28,7 +28,7 @@ filter f {
 
 PER_NODE_SCAN = rule(
     "S402", "per-node-cluster-scan", "performance", "warning",
-    summary="A per-node statement that scans `cluster.pods`, `cluster.nodes` or `feasible` against `node`.",
+    summary="A per-node statement that scans `cluster.pods`, `cluster.nodes` or `feasible` against `node` or an outer variable.",
     rationale="""Filters and scores run once for every node. A comprehension over all the cluster's pods
     or nodes that compares each with `node` makes scheduling one pod cost nodes × pods: on 5,000
     nodes and 100,000 pods that is half a billion steps per pod. `node.pods` already holds the pods
@@ -128,9 +128,10 @@ def _scans(e, bound: frozenset = frozenset()):
 def _per_node_scan(ctx):
     for s in _per_node_statements(ctx):
         for x in stmt_exprs(s):
-            for scan, _ in _scans(x):
+            for scan, bound in _scans(x):
                 inner = [p for p in (scan.where, scan.element, scan.by) if p is not None]
-                if any((ctx.deps(p) or frozenset()) & PER_NODE for p in inner):
+                # Against `node`, or against an outer variable: either way it is redone for every node.
+                if any((ctx.deps(p) or frozenset()) & PER_NODE or free_names(p) & bound for p in inner):
                     yield PER_NODE_SCAN.finding(f"this scans {_show(scan.source)} once for every node",
                                                 head_span(scan.span, ctx.text),
                                                 "help: use node.pods, or group the list by node once in a `let` "
