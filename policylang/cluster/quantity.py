@@ -10,9 +10,7 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
-from functools import total_ordering
-
-import attrs
+from functools import lru_cache, total_ordering
 
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
@@ -29,60 +27,78 @@ class QuantityError(ValueError):
     pass
 
 
-@total_ordering
-@attrs.frozen(eq=False)
-class Quantity:
-    """An exact quantity; ``format`` (DecimalSI, BinarySI, DecimalExponent) only affects printing."""
+NANO = 10**9
 
-    amount: Fraction
-    format: str = "DecimalSI"
+
+@total_ordering
+class Quantity:
+    """An exact quantity, held as a whole number of nano-units (the API's finest precision),
+    so arithmetic is integer arithmetic. ``format`` (DecimalSI, BinarySI, DecimalExponent)
+    only affects printing."""
+
+    __slots__ = ("nanos", "format")
+
+    def __init__(self, amount=0, format: str = "DecimalSI", *, nanos: int | None = None):
+        if nanos is None:
+            exact = Fraction(amount) * NANO
+            nanos = exact.numerator // exact.denominator
+            if nanos * exact.denominator != exact.numerator:
+                nanos += 1  # finer than a nano-unit rounds up, as the API does
+        self.nanos = nanos
+        self.format = format
+
+    @property
+    def amount(self) -> Fraction:
+        return Fraction(self.nanos, NANO)
 
     def __eq__(self, other):
         if isinstance(other, Quantity):
-            return self.amount == other.amount
+            return self.nanos == other.nanos
         if isinstance(other, (int, Fraction)) and not isinstance(other, bool):
-            return self.amount == other
+            return self.nanos == other * NANO
         return NotImplemented
 
     def __lt__(self, other):
         if isinstance(other, Quantity):
-            return self.amount < other.amount
+            return self.nanos < other.nanos
         if isinstance(other, (int, float, Fraction)) and not isinstance(other, bool):
-            return self.amount < other
+            return self.nanos < other * NANO
         return NotImplemented
 
     def __hash__(self):
-        return hash(self.amount)
+        return hash(self.nanos)
 
     def __add__(self, other):
-        return Quantity(self.amount + _amount(other), self.format)
+        return Quantity(format=self.format, nanos=self.nanos + _nanos(other))
 
     __radd__ = __add__
 
     def __sub__(self, other):
-        return Quantity(self.amount - _amount(other), self.format)
+        return Quantity(format=self.format, nanos=self.nanos - _nanos(other))
 
     def __rsub__(self, other):
-        return Quantity(_amount(other) - self.amount, self.format)
+        return Quantity(format=self.format, nanos=_nanos(other) - self.nanos)
 
     def __neg__(self):
-        return Quantity(-self.amount, self.format)
+        return Quantity(format=self.format, nanos=-self.nanos)
 
     def __mul__(self, other):
-        return Quantity(self.amount * _amount(other), self.format)
+        if isinstance(other, int) and not isinstance(other, bool):
+            return Quantity(format=self.format, nanos=self.nanos * other)
+        return Quantity(self.amount * Fraction(_nanos(other), NANO), self.format)
 
     __rmul__ = __mul__
 
     def milli(self) -> int:
         """``MilliValue()``: thousandths, rounded up."""
-        return math.ceil(self.amount * 1000)
+        return -((-self.nanos) // 10**6)
 
     def value(self) -> int:
         """``Value()``: whole units, rounded up."""
-        return math.ceil(self.amount)
+        return -((-self.nanos) // NANO)
 
     def is_zero(self) -> bool:
-        return self.amount == 0
+        return self.nanos == 0
 
     def __str__(self) -> str:
         return format_quantity(self)
@@ -91,19 +107,33 @@ class Quantity:
         return f"Quantity({format_quantity(self)!r})"
 
 
-def _amount(x) -> Fraction:
+def _nanos(x) -> int:
     if isinstance(x, Quantity):
-        return x.amount
+        return x.nanos
     if isinstance(x, bool):
         raise TypeError("booleans are not quantities")
-    return Fraction(x)
+    if isinstance(x, int):
+        return x * NANO
+    return Quantity(x).nanos
 
 
-ZERO = Quantity(Fraction(0))
+ZERO = Quantity(0)
 
 
 def parse_quantity(text: str | int | float) -> Quantity:
     """Parse a quantity as the API server does; raises QuantityError with the reason."""
+    if isinstance(text, str):
+        return _parse_text(text)
+    return _parse(text)
+
+
+@lru_cache(maxsize=4096)
+def _parse_text(text: str) -> Quantity:
+    # Cluster dumps repeat the same few quantities ("100m", "128Mi") thousands of times.
+    return _parse(text)
+
+
+def _parse(text) -> Quantity:
     if isinstance(text, bool):
         raise QuantityError(f"quantities must match the regular expression, got {text!r}")
     if isinstance(text, int):

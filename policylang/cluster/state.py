@@ -6,7 +6,6 @@ place thousands of pods without re-scanning the cluster.
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Iterable
 
 import attrs
@@ -37,6 +36,21 @@ class ClusterState:
         # NodeInfo's lists of pods with (anti-)affinity, so InterPodAffinity need not scan every pod.
         self.pods_with_affinity: dict[str, list[model.Pod]] = {}
         self.pods_with_required_anti_affinity: dict[str, list[model.Pod]] = {}
+        # Storage objects, as the scheduler's informers (and assume caches) hold them.
+        self.persistent_volumes: dict[str, model.PersistentVolume] = {}
+        self.claims: dict[tuple[str, str], model.PersistentVolumeClaim] = {}
+        self.storage_classes: dict[str, model.StorageClass] = {}
+        self.csi_nodes: dict[str, model.CSINode] = {}
+        self.csi_drivers: dict[str, model.CSIDriver] = {}
+        self.csi_storage_capacities: list[model.CSIStorageCapacity] = []
+        self.volume_attachments: list[model.VolumeAttachment] = []
+        self._pvs_by_class: dict[str, list[model.PersistentVolume]] | None = None
+        self._attachments_by_node: dict[str, list[model.VolumeAttachment]] | None = None
+        # (namespace, claim name) → how many bound pods mount the claim (NodeInfo.PVCRefCounts).
+        self.claim_users: dict[tuple[str, str], int] = {}
+        # Pending pods with status.nominatedNodeName (the scheduling queue's PodNominator):
+        # filters count them on their nominated node, as if already there.
+        self.nominated: dict[str, model.Pod] = {}
 
     @classmethod
     def build(cls, objects: Iterable) -> "ClusterState":
@@ -57,6 +71,21 @@ class ClusterState:
                 state.workloads.append(obj)
             elif isinstance(obj, model.PodDisruptionBudget):
                 state.pdbs.append(obj)
+            elif isinstance(obj, model.PersistentVolume):
+                state.persistent_volumes[obj.metadata.name] = obj
+            elif isinstance(obj, model.PersistentVolumeClaim):
+                state.claims[(obj.metadata.namespace, obj.metadata.name)] = obj
+            elif isinstance(obj, model.StorageClass):
+                state.storage_classes[obj.metadata.name] = obj
+            elif isinstance(obj, model.CSINode):
+                state.csi_nodes[obj.metadata.name] = obj
+            elif isinstance(obj, model.CSIDriver):
+                state.csi_drivers[obj.metadata.name] = obj
+            elif isinstance(obj, model.CSIStorageCapacity):
+                state.csi_storage_capacities.append(obj)
+            elif isinstance(obj, model.VolumeAttachment):
+                state.volume_attachments.append(obj)
+        state.persistent_volumes = dict(sorted(state.persistent_volumes.items()))
         state.nodes = dict(sorted(state.nodes.items()))
         for name in state.nodes:
             state.pods_by_node[name] = []
@@ -69,6 +98,8 @@ class ClusterState:
             state.pods.append(pod)
             if pod.spec.node_name and pod.status.phase not in TERMINAL_PHASES and pod.spec.node_name in state.nodes:
                 state._account(pod, pod.spec.node_name)
+            elif not pod.spec.node_name and pod.status.nominated_node_name and pod.status.phase not in TERMINAL_PHASES:
+                state.nominated[pod.key] = pod
         return state
 
     # ---- queries ----
@@ -92,6 +123,10 @@ class ClusterState:
             self._tree_order = [c[i] for i in range(depth) for c in columns if i < len(c)]
         return self._tree_order
 
+    def nominated_pods_for(self, node_name: str) -> list[model.Pod]:
+        """PodNominator.NominatedPodsForNode: the pending pods nominated to this node."""
+        return [p for p in self.nominated.values() if p.status.nominated_node_name == node_name]
+
     def namespace_labels(self, name: str) -> dict[str, str]:
         ns = self.namespaces.get(name)
         return ns.metadata.labels if ns else {}
@@ -110,12 +145,64 @@ class ClusterState:
         return attrs.evolve(pod, spec=attrs.evolve(pod.spec, priority=value,
                                                    preemption_policy=policy or "PreemptLowerPriority"))
 
+    def objects(self) -> list:
+        """Every object of the state, pods last: what `build` makes this state again from."""
+        return [*self.nodes.values(), *self.namespaces.values(), *self.priority_classes.values(),
+                *self.services, *self.workloads, *self.pdbs, *self.storage_classes.values(),
+                *self.persistent_volumes.values(), *self.claims.values(), *self.csi_nodes.values(),
+                *self.csi_drivers.values(), *self.csi_storage_capacities, *self.volume_attachments, *self.pods]
+
     def without(self, removed: list[model.Pod]) -> "ClusterState":
         """A copy of the state with these pods gone (for preemption's dry run)."""
         keys = {p.key for p in removed}
-        objects = [*self.nodes.values(), *self.namespaces.values(), *self.priority_classes.values(),
-                   *self.services, *self.workloads, *self.pdbs, *(p for p in self.pods if p.key not in keys)]
-        return ClusterState.build(objects)
+        return ClusterState.build([o for o in self.objects() if not isinstance(o, model.Pod) or o.key not in keys])
+
+    # ---- storage ----
+    def persistent_volumes_of_class(self, class_name: str) -> list[model.PersistentVolume]:
+        """The PV assume cache's ListPVs: the PVs of a storage class (the beta annotation wins
+        over spec.storageClassName), in name order (upstream's index order is a map's)."""
+        if self._pvs_by_class is None:
+            by_class: dict[str, list[model.PersistentVolume]] = {}
+            for pv in self.persistent_volumes.values():
+                by_class.setdefault(volume_class(pv), []).append(pv)
+            self._pvs_by_class = by_class
+        return self._pvs_by_class.get(class_name, [])
+
+    def volume_attachments_on(self, node_name: str) -> list[model.VolumeAttachment]:
+        """The VolumeAttachments whose spec.nodeName is the node (NodeVolumeLimits' index)."""
+        if self._attachments_by_node is None:
+            by_node: dict[str, list[model.VolumeAttachment]] = {}
+            for va in self.volume_attachments:
+                by_node.setdefault(va.spec.node_name, []).append(va)
+            self._attachments_by_node = by_node
+        return self._attachments_by_node.get(node_name, [])
+
+    def assume_volumes(self, bindings, provisions, node_name: str) -> None:
+        """VolumeBinding's Reserve (binder.AssumePodVolumes) as the scheduler's assume caches then
+        hold it, until the PV controller completes the binding: each chosen PV ({claim, pv} in
+        `bindings`) gets a claimRef to its claim and, unless it was pre-bound to it, the
+        bound-by-controller annotation (volume.GetBindVolumeToClaim); each claim to provision
+        gets the selected-node annotation."""
+        for b in bindings:
+            pv, pvc = b["pv"], b["claim"]
+            meta, ref, claim = pv.metadata, pv.spec.claim_ref, pvc.metadata
+            pre_bound = ref is not None and ref.name == claim.name and ref.namespace == claim.namespace \
+                and (not ref.uid or ref.uid == claim.uid)
+            spec = pv.spec
+            if ref is None or (ref.name, ref.namespace, ref.uid) != (claim.name, claim.namespace, claim.uid):
+                spec = attrs.evolve(spec, claim_ref=model.ObjectReference(
+                    kind="PersistentVolumeClaim", api_version="v1", namespace=claim.namespace, name=claim.name,
+                    uid=claim.uid))
+            if not pre_bound and "pv.kubernetes.io/bound-by-controller" not in meta.annotations:
+                meta = attrs.evolve(meta, annotations={**meta.annotations,
+                                                       "pv.kubernetes.io/bound-by-controller": "yes"})
+            self.persistent_volumes[meta.name] = attrs.evolve(pv, metadata=meta, spec=spec)
+        for pvc in provisions:
+            meta = pvc.metadata
+            annotations = {**meta.annotations, "volume.kubernetes.io/selected-node": node_name}
+            self.claims[(meta.namespace, meta.name)] = attrs.evolve(
+                pvc, metadata=attrs.evolve(meta, annotations=annotations))
+        self._pvs_by_class = None
 
     # ---- indexes ----
     def _index(self, pod: model.Pod) -> None:
@@ -123,6 +210,8 @@ class ClusterState:
         self.pods_by_namespace.setdefault(ns, {})[key] = pod
         for k, v in pod.metadata.labels.items():
             self.label_index.setdefault((ns, k, v), {})[key] = pod
+        for claim in _claim_names(pod):
+            self.claim_users[(ns, claim)] = self.claim_users.get((ns, claim), 0) + 1
         node = pod.spec.node_name
         if _has_affinity(pod):
             self.pods_with_affinity[node].append(pod)
@@ -134,6 +223,12 @@ class ClusterState:
         self.pods_by_namespace.get(ns, {}).pop(key, None)
         for k, v in pod.metadata.labels.items():
             self.label_index.get((ns, k, v), {}).pop(key, None)
+        for claim in _claim_names(pod):
+            left = self.claim_users.get((ns, claim), 0) - 1
+            if left > 0:
+                self.claim_users[(ns, claim)] = left
+            else:
+                self.claim_users.pop((ns, claim), None)
         node = pod.spec.node_name
         for index in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
             if node in index:
@@ -143,6 +238,7 @@ class ClusterState:
     def bind(self, pod: model.Pod, node_name: str) -> model.Pod:
         bound = attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=node_name))
         self.pods = [p for p in self.pods if p.key != pod.key] + [bound]
+        self.nominated.pop(pod.key, None)
         self._account(bound, node_name)
         return bound
 
@@ -163,6 +259,7 @@ class ClusterState:
     def remove(self, pod: model.Pod) -> None:
         node = pod.spec.node_name
         self.pods = [p for p in self.pods if p.key != pod.key]
+        self.nominated.pop(pod.key, None)
         if node in self.pods_by_node:
             self._unindex(pod)
             self.pods_by_node[node] = [p for p in self.pods_by_node[node] if p.key != pod.key]
@@ -174,6 +271,15 @@ class ClusterState:
         self._index(pod)
         _add_into(self.requested[node], pod_requests(pod), 1)
         _add_into(self.nonzero_requested[node], nonzero_pod_requests(pod), 1)
+
+
+def _claim_names(pod: model.Pod) -> list[str]:
+    return [v.persistent_volume_claim.claim_name for v in pod.spec.volumes if v.persistent_volume_claim is not None]
+
+
+def volume_class(pv: model.PersistentVolume) -> str:
+    """storagehelpers.GetPersistentVolumeClass: the beta annotation wins over spec.storageClassName."""
+    return pv.metadata.annotations.get("volume.beta.kubernetes.io/storage-class", pv.spec.storage_class_name)
 
 
 def _has_affinity(pod: model.Pod) -> bool:
@@ -199,5 +305,5 @@ def _add_into(total: dict[str, Quantity], more: dict[str, Quantity], sign: int) 
     # A node adds up each pod's request already rounded up, cpu to millicores and the
     # rest to whole units, as its NodeInfo does.
     for name, q in more.items():
-        rounded = Quantity(Fraction(q.milli(), 1000)) if name == "cpu" else Quantity(Fraction(q.value()))
+        rounded = Quantity(nanos=q.milli() * 10**6) if name == "cpu" else Quantity(nanos=q.value() * 10**9)
         total[name] = total.get(name, ZERO) + (rounded if sign > 0 else -rounded)
