@@ -77,7 +77,11 @@ def lint(paths: list[str], selection: Selection | None = None, options: Options 
     for path, explicit in files:
         if path.endswith(".sched"):
             rules = selection.rules_for(path)
-            text = Path(path).read_text()
+            try:
+                text = Path(path).read_text()
+            except (OSError, UnicodeDecodeError) as err:
+                result.input_errors.append(f"error: {path}: cannot read: {err}")
+                continue
             if fix:
                 text = _fix(path, text, rules, options, external, result)
             _lint_sched(path, text, rules, options, external, result)
