@@ -600,6 +600,112 @@ def node_selector_matches(selector, node):
     return any(term_matches(t, node) for t in selector.node_selector_terms)
 
 
+# ---- storage: look-ups the scheduler's listers and caches answer ---------------------
+
+@builtin("claim", [STRING, STRING], record("PersistentVolumeClaim"),
+         "The PersistentVolumeClaim with this namespace and name, or null (the claim lister's Get).",
+         needs_state=True)
+def _claim(state, namespace, name):
+    return state.claims.get((namespace, name))
+
+
+@builtin("persistent_volume", [STRING], record("PersistentVolume"),
+         "The PersistentVolume with this name, or null.", needs_state=True)
+def _persistent_volume(state, name):
+    return state.persistent_volumes.get(name)
+
+
+@builtin("storage_class", [STRING], record("StorageClass"), "The StorageClass with this name, or null.",
+         needs_state=True)
+def _storage_class(state, name):
+    return state.storage_classes.get(name)
+
+
+@builtin("csi_node", [STRING], record("CSINode"), "The CSINode of the node with this name, or null.",
+         needs_state=True)
+def _csi_node(state, name):
+    return state.csi_nodes.get(name)
+
+
+@builtin("csi_driver", [STRING], record("CSIDriver"), "The CSIDriver with this name, or null.", needs_state=True)
+def _csi_driver(state, name):
+    return state.csi_drivers.get(name)
+
+
+@builtin("persistent_volumes_of_class", [STRING], list_of(record("PersistentVolume")),
+         "The PersistentVolumes of a storage class (the volume.beta.kubernetes.io/storage-class annotation, "
+         "else spec.storageClassName), in name order: the PV assume cache's ListPVs.", needs_state=True)
+def _persistent_volumes_of_class(state, class_name):
+    return state.persistent_volumes_of_class(class_name or "")
+
+
+@builtin("volume_attachments_on", [STRING], list_of(record("VolumeAttachment")),
+         "The VolumeAttachments whose spec.nodeName is this node.", needs_state=True)
+def _volume_attachments_on(state, node_name):
+    return state.volume_attachments_on(node_name)
+
+
+@builtin("claim_in_use", [STRING, STRING], BOOL,
+         "Whether a pod bound to a node mounts the claim through a persistentVolumeClaim volume "
+         "(the scheduler cache's StorageInfos().IsPVCUsedByPods).", needs_state=True)
+def _claim_in_use(state, namespace, name):
+    return (namespace, name) in state.claim_users
+
+
+@builtin("volume_node_affinity_matches", [record("PersistentVolume"), record("Node")], BOOL,
+         "volume.CheckNodeAffinity: whether the node's labels satisfy the PersistentVolume's required node "
+         "affinity (none: yes). Only labels are looked at, so matchFields requirements are ignored.")
+def _volume_node_affinity_matches(pv, node):
+    if pv is None or pv.spec.node_affinity is None or pv.spec.node_affinity.required is None:
+        return True
+    labels_only = model.Node(metadata=model.ObjectMeta(labels=dict(node.metadata.labels) if node else {}))
+    return node_selector_matches(pv.spec.node_affinity.required, labels_only)
+
+
+@builtin("topology_terms_match", [list_of(record("TopologySelectorTerm")), map_of(STRING, STRING)], BOOL,
+         "v1helper.MatchTopologySelectorTerms (a StorageClass's allowedTopologies): no terms match everything; "
+         "a term matches when it has expressions, each a valid `key In values` requirement the labels satisfy.")
+def _topology_terms_match(terms, labels):
+    if not terms:
+        return True
+    labels = labels or {}
+    for term in terms:
+        exprs = term.match_label_expressions
+        if not exprs:
+            continue
+        if any(_requirement_error(e.key, "In", e.values) for e in exprs):
+            continue
+        if all(e.key in labels and labels[e.key] in e.values for e in exprs):
+            return True
+    return False
+
+
+_CSI_ATTACH_LIMIT_PREFIX = "attachable-volumes-csi-"
+
+
+@builtin("csi_attach_limit_key", [STRING], STRING,
+         "volumeutil.GetCSIAttachLimitKey: the resource name of a CSI driver's attach limit, "
+         "attachable-volumes-csi-<driver>, hashed (sha1) when longer than 63 characters.")
+def _csi_attach_limit_key(driver):
+    import hashlib
+
+    driver = driver or ""
+    if len(_CSI_ATTACH_LIMIT_PREFIX) + len(driver) > 63:
+        hashed = hashlib.sha1(driver.encode()).hexdigest()
+        return _CSI_ATTACH_LIMIT_PREFIX + hashed[:63 - len(_CSI_ATTACH_LIMIT_PREFIX)]
+    return _CSI_ATTACH_LIMIT_PREFIX + driver
+
+
+@builtin("trim", [STRING], STRING, "s without leading and trailing white space (strings.TrimSpace).")
+def _trim(s):
+    return None if s is None else s.strip(" \t\n\v\f\r\x85\xa0")
+
+
+@builtin("go_quote", [STRING], STRING, "s quoted as Go's %q prints it.")
+def _go_quote_builtin(s):
+    return _go_quote(s or "")
+
+
 def check_call(name: str, arg_types: list[Type]) -> tuple[Type | None, str | None]:
     """The result type of a builtin call, or an error message."""
     b = REGISTRY[name]

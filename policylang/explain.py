@@ -111,9 +111,8 @@ def _suggest(exe, state, pod, decision, near) -> Iterator[Suggestion]:
 
 
 def _with_node(state: ClusterState, node: Node) -> ClusterState:
-    return ClusterState.build([*(node if n.metadata.name == node.metadata.name else n for n in state.nodes.values()),
-                               *state.namespaces.values(), *state.priority_classes.values(), *state.services,
-                               *state.workloads, *state.pdbs, *state.pods])
+    return ClusterState.build([node if isinstance(o, Node) and o.metadata.name == node.metadata.name else o
+                               for o in state.objects()])
 
 
 def _spec(pod: Pod, **changes) -> Pod:

@@ -2,8 +2,10 @@
 
 Queue order is PrioritySort's (higher priority first, then earlier creation). Each
 decision is bound into the state (requested resources, ports, topology and affinity all
-follow) before the next pod is scheduled. When preemption nominates a node, its victims are
-evicted and the pod is scheduled again at once, as the next cycle would.
+follow) before the next pod is scheduled, after Reserve has assumed the volumes it binds
+(`reserve_volumes`). When preemption nominates a node, its victims are
+evicted at once (their graceful termination is not modelled) and the pod is scheduled again,
+nominated to that node, as the next cycle would: the nominated node is tried first.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import attrs
 from .cluster.model import Pod
 from .cluster.state import ClusterState
 from .decision import Decision, Victim
-from .run.schedule import Executable, Sampling, schedule
+from .plan import LetStep
+from .run.schedule import Executable, Sampling, base_env, run_filters, run_prefilter, schedule
 
 
 @attrs.frozen
@@ -67,11 +70,39 @@ def simulate(executables: dict[str, Executable], state: ClusterState, pods: Iter
             evicted = {(v.namespace, v.name) for v in victims}
             state.evict([p for p in state.pods_by_node[nominated]
                          if (p.metadata.namespace, p.metadata.name) in evicted])
-            decision = schedule(exe, state, pod, rng=rng, preemption=preemption, sampling=sampling)
+            # The next cycle sees the pod nominated to the node, and tries that node first.
+            retry = attrs.evolve(pod, status=attrs.evolve(pod.status, nominated_node_name=nominated))
+            decision = schedule(exe, state, retry, rng=rng, preemption=preemption, sampling=sampling)
         node = decision.selected
         if node is not None:
+            reserve_volumes(exe, state, pod, node)
             state.bind(pod, node)
         placements.append(Placement(pod, decision, node, nominated, victims))
         if progress is not None:
             progress(i + 1, len(queue))
     return placements
+
+
+# The lets through which a policy's filter hands Reserve its decision for the chosen node.
+RESERVE_LETS = ("reserved_bindings", "reserved_provisions")
+
+
+def reserve_volumes(exe: Executable, state: ClusterState, pod: Pod, node_name: str) -> None:
+    """VolumeBinding's Reserve (binder.AssumePodVolumes) before the pod is bound: its filter,
+    run again for the chosen node, leaves `reserved_bindings` ({claim, pv} per claim matched to
+    an existing volume) and `reserved_provisions` (claims to provision there) in its
+    environment; the state assumes them, as the scheduler's assume caches do, so the next pod
+    sees those volumes taken (ClusterState.assume_volumes)."""
+    plugins = [p.name for p in exe.plan.plugins for f in p.filters for step in f.node_steps
+               if isinstance(step, LetStep) and step.name.split("#")[0] == RESERVE_LETS[0]]
+    if not plugins or not any(v.persistent_volume_claim or v.ephemeral for v in pod.spec.volumes):
+        return
+    pod = exe.apply_rules(state, state.with_priority(pod))
+    pre = run_prefilter(exe, state, pod, base_env(state, pod))
+    if pre.status is not None or run_filters(exe, pre, state.nodes[node_name]) is not None:
+        return
+    for name in dict.fromkeys(plugins):
+        if not pre.active.get(name):
+            continue
+        lets = {key.split("#")[0]: value for key, value in pre.envs[name].items()}
+        state.assume_volumes(lets.get(RESERVE_LETS[0]) or [], lets.get(RESERVE_LETS[1]) or [], node_name)

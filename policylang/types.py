@@ -145,6 +145,13 @@ CLUSTER_FIELDS = {
     "workloads": lambda: list_of(record("Workload")),
     "priorityClasses": lambda: list_of(record("PriorityClass")),
     "podDisruptionBudgets": lambda: list_of(record("PodDisruptionBudget")),
+    "persistentVolumes": lambda: list_of(record("PersistentVolume")),
+    "persistentVolumeClaims": lambda: list_of(record("PersistentVolumeClaim")),
+    "storageClasses": lambda: list_of(record("StorageClass")),
+    "csiNodes": lambda: list_of(record("CSINode")),
+    "csiDrivers": lambda: list_of(record("CSIDriver")),
+    "csiStorageCapacities": lambda: list_of(record("CSIStorageCapacity")),
+    "volumeAttachments": lambda: list_of(record("VolumeAttachment")),
 }
 
 MODEL_CLASSES = {cls.__name__: cls for cls in vars(model).values() if isinstance(cls, type) and attrs.has(cls)}

@@ -511,14 +511,15 @@ rule_tolerations = st.builds(
     st.none() | st.integers(0, 3600))
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=None)
 def profile_with_rule(rule_source: str) -> Executable:
-    """The default profile plus one policy holding the rule."""
-    default = (stdlib_dir() / "default.sched").read_text()
-    head, _, _ = default.rpartition("}")
-    text = rule_source + "\n" + head.replace("profile default-scheduler", "profile with-rule") + \
-        "    use PropertyRules\n}\n"
-    return Executable(compile_all(check(load_program(stdlib_dir() / "property_rules.sched", text=text)))["with-rule"])
+    """The default profile plus, last, one policy holding the rule: as `use PropertyRules` at the
+    end of default-scheduler (each `use` compiles on its own, so only the rule's policy is
+    compiled here)."""
+    text = rule_source + "\nprofile rules-only {\n    use PropertyRules\n}\n"
+    rules = compile_all(check(load_program("<property-rules>.sched", text=text)))["rules-only"]
+    plan = default_profile().plan
+    return Executable(attrs.evolve(plan, profile="with-rule", plugins=plan.plugins + rules.plugins))
 
 
 @given(scheduling_cases(), rule_tolerations)

@@ -38,7 +38,9 @@ def _converter() -> cattrs.Converter:
 CONVERTER = _converter()
 API_VERSIONS = {"Node": "v1", "Pod": "v1", "Namespace": "v1", "Service": "v1", "ReplicationController": "v1",
                 "PriorityClass": "scheduling.k8s.io/v1", "PodDisruptionBudget": "policy/v1",
-                "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1"}
+                "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1", "StorageClass": "storage.k8s.io/v1",
+                "CSINode": "storage.k8s.io/v1", "CSIDriver": "storage.k8s.io/v1",
+                "CSIStorageCapacity": "storage.k8s.io/v1", "VolumeAttachment": "storage.k8s.io/v1"}
 
 
 def dump_object(obj) -> dict:
@@ -48,9 +50,7 @@ def dump_object(obj) -> dict:
 
 
 def dump_state(state: ClusterState) -> dict:
-    objects = [*state.namespaces.values(), *state.priority_classes.values(), *state.nodes.values(),
-               *state.services, *state.workloads, *state.pdbs, *state.pods]
-    return {"apiVersion": "v1", "kind": "List", "items": [dump_object(o) for o in objects]}
+    return {"apiVersion": "v1", "kind": "List", "items": [dump_object(o) for o in state.objects()]}
 
 
 def write_state(state: ClusterState, path: str | Path) -> None:

@@ -30,6 +30,13 @@ KINDS: dict[str, type] = {
     "StatefulSet": model.Workload,
     "ReplicationController": model.Workload,
     "PodDisruptionBudget": model.PodDisruptionBudget,
+    "PersistentVolume": model.PersistentVolume,
+    "PersistentVolumeClaim": model.PersistentVolumeClaim,
+    "StorageClass": model.StorageClass,
+    "CSINode": model.CSINode,
+    "CSIDriver": model.CSIDriver,
+    "CSIStorageCapacity": model.CSIStorageCapacity,
+    "VolumeAttachment": model.VolumeAttachment,
 }
 
 
@@ -239,8 +246,33 @@ def _apply_defaults(obj):
             scheduler_name=spec.scheduler_name or "default-scheduler",
         )
         return attrs.evolve(obj, metadata=meta, spec=spec)
-    if isinstance(obj, (model.Service, model.Workload, model.PodDisruptionBudget)) and not obj.metadata.namespace:
-        return attrs.evolve(obj, metadata=attrs.evolve(obj.metadata, namespace="default"))
+    if isinstance(obj, (model.Service, model.Workload, model.PodDisruptionBudget, model.PersistentVolumeClaim,
+                        model.CSIStorageCapacity)) and not obj.metadata.namespace:
+        obj = attrs.evolve(obj, metadata=attrs.evolve(obj.metadata, namespace="default"))
+    return _storage_defaults(obj)
+
+
+def _storage_defaults(obj):
+    """pkg/apis/core/v1 and pkg/apis/storage/v1 defaults of the storage kinds."""
+    if isinstance(obj, model.PersistentVolumeClaim):
+        return attrs.evolve(obj, spec=attrs.evolve(obj.spec, volume_mode=obj.spec.volume_mode or "Filesystem"),
+                            status=attrs.evolve(obj.status, phase=obj.status.phase or "Pending"))
+    if isinstance(obj, model.PersistentVolume):
+        spec = attrs.evolve(obj.spec, volume_mode=obj.spec.volume_mode or "Filesystem",
+                            persistent_volume_reclaim_policy=obj.spec.persistent_volume_reclaim_policy or "Retain")
+        return attrs.evolve(obj, spec=spec, status=attrs.evolve(obj.status, phase=obj.status.phase or "Pending"))
+    if isinstance(obj, model.StorageClass):
+        return attrs.evolve(obj, reclaim_policy=obj.reclaim_policy or "Delete",
+                            volume_binding_mode=obj.volume_binding_mode or "Immediate")
+    if isinstance(obj, model.CSIDriver):
+        s = obj.spec
+        spec = attrs.evolve(
+            s, attach_required=True if s.attach_required is None else s.attach_required,
+            pod_info_on_mount=bool(s.pod_info_on_mount), storage_capacity=bool(s.storage_capacity),
+            requires_republish=bool(s.requires_republish), se_linux_mount=bool(s.se_linux_mount),
+            fs_group_policy=s.fs_group_policy or "ReadWriteOnceWithFSType",
+            volume_lifecycle_modes=s.volume_lifecycle_modes or ("Persistent",))
+        return attrs.evolve(obj, spec=spec)
     return obj
 
 

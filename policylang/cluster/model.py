@@ -16,7 +16,7 @@ from .quantity import Quantity
 ResourceList = dict[str, Quantity]
 
 
-_API_SPELLING = {"host_ip": "hostIP"}
+_API_SPELLING = {"host_ip": "hostIP", "volume_id": "volumeID", "disk_uri": "diskURI", "node_id": "nodeID"}
 
 
 def api_name(attr: str) -> str:
@@ -224,6 +224,8 @@ class Container:
     restart_policy: Optional[str] = None
 
 
+# ---- volumes: the sources the volume plugins read ------------------------------------
+
 @attrs.frozen
 class PersistentVolumeClaimVolumeSource:
     claim_name: str = ""
@@ -231,10 +233,111 @@ class PersistentVolumeClaimVolumeSource:
 
 
 @attrs.frozen
+class GCEPersistentDiskVolumeSource:
+    pd_name: str = ""
+    fs_type: str = ""
+    partition: int = 0
+    read_only: bool = False
+
+
+@attrs.frozen
+class AWSElasticBlockStoreVolumeSource:
+    volume_id: str = ""
+    fs_type: str = ""
+    partition: int = 0
+    read_only: bool = False
+
+
+@attrs.frozen
+class AzureDiskVolumeSource:
+    disk_name: str = ""
+    disk_uri: str = ""
+    kind: Optional[str] = None
+    fs_type: str = ""
+    read_only: bool = False
+
+
+@attrs.frozen
+class CinderVolumeSource:
+    volume_id: str = ""
+    fs_type: str = ""
+    read_only: bool = False
+
+
+@attrs.frozen
+class PortworxVolumeSource:
+    volume_id: str = ""
+    fs_type: str = ""
+    read_only: bool = False
+
+
+@attrs.frozen
+class RBDVolumeSource:
+    monitors: tuple[str, ...] = _list()
+    image: str = ""
+    pool: str = ""
+    fs_type: str = ""
+    read_only: bool = False
+
+
+@attrs.frozen
+class ISCSIVolumeSource:
+    target_portal: str = ""
+    iqn: str = ""
+    lun: int = 0
+    fs_type: str = ""
+    read_only: bool = False
+
+
+@attrs.frozen
+class CSIVolumeSource:
+    driver: str = ""
+    read_only: bool = False
+    fs_type: str = ""
+    volume_attributes: dict[str, str] = _map()
+
+
+@attrs.frozen
+class VolumeResourceRequirements:
+    requests: ResourceList = _map()
+    limits: ResourceList = _map()
+
+
+@attrs.frozen
+class PersistentVolumeClaimSpec:
+    access_modes: tuple[str, ...] = _list()
+    selector: Optional[LabelSelector] = None
+    resources: VolumeResourceRequirements = attrs.field(factory=VolumeResourceRequirements)
+    volume_name: str = ""
+    storage_class_name: Optional[str] = None
+    volume_mode: Optional[str] = None
+    volume_attributes_class_name: Optional[str] = None
+
+
+@attrs.frozen
+class PersistentVolumeClaimTemplate:
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    spec: PersistentVolumeClaimSpec = attrs.field(factory=PersistentVolumeClaimSpec)
+
+
+@attrs.frozen
+class EphemeralVolumeSource:
+    volume_claim_template: Optional[PersistentVolumeClaimTemplate] = None
+
+
+@attrs.frozen
 class Volume:
     name: str = ""
     persistent_volume_claim: Optional[PersistentVolumeClaimVolumeSource] = None
-    ephemeral: Optional[dict] = None
+    ephemeral: Optional[EphemeralVolumeSource] = None
+    gce_persistent_disk: Optional[GCEPersistentDiskVolumeSource] = None
+    aws_elastic_block_store: Optional[AWSElasticBlockStoreVolumeSource] = None
+    azure_disk: Optional[AzureDiskVolumeSource] = None
+    cinder: Optional[CinderVolumeSource] = None
+    portworx_volume: Optional[PortworxVolumeSource] = None
+    rbd: Optional[RBDVolumeSource] = None
+    iscsi: Optional[ISCSIVolumeSource] = None
+    csi: Optional[CSIVolumeSource] = None
 
 
 @attrs.frozen
@@ -263,10 +366,19 @@ class PodSpec:
 
 
 @attrs.frozen
+class PodCondition:
+    type: str = ""
+    status: str = ""
+    reason: str = ""
+    message: str = ""
+
+
+@attrs.frozen
 class PodStatus:
     phase: str = "Pending"
     nominated_node_name: str = ""
     start_time: Optional[str] = None
+    conditions: tuple[PodCondition, ...] = _list()
 
 
 @attrs.frozen
@@ -342,6 +454,8 @@ class PodDisruptionBudgetSpec:
 @attrs.frozen
 class PodDisruptionBudgetStatus:
     disruptions_allowed: int = 0
+    # pod name → when the API server processed its eviction (not yet seen by the controller).
+    disrupted_pods: dict[str, str] = _map()
 
 
 @attrs.frozen
@@ -350,3 +464,181 @@ class PodDisruptionBudget:
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
     spec: PodDisruptionBudgetSpec = attrs.field(factory=PodDisruptionBudgetSpec)
     status: PodDisruptionBudgetStatus = attrs.field(factory=PodDisruptionBudgetStatus)
+
+
+# ---- storage: claims, volumes, classes, CSI ------------------------------------------
+
+@attrs.frozen
+class PersistentVolumeClaimStatus:
+    phase: str = ""
+    access_modes: tuple[str, ...] = _list()
+    capacity: ResourceList = _map()
+
+
+@attrs.frozen
+class PersistentVolumeClaim:
+    kind: str = "PersistentVolumeClaim"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    spec: PersistentVolumeClaimSpec = attrs.field(factory=PersistentVolumeClaimSpec)
+    status: PersistentVolumeClaimStatus = attrs.field(factory=PersistentVolumeClaimStatus)
+
+
+@attrs.frozen
+class ObjectReference:
+    kind: str = ""
+    namespace: str = ""
+    name: str = ""
+    uid: str = ""
+    api_version: str = ""
+    resource_version: str = ""
+
+
+@attrs.frozen
+class VolumeNodeAffinity:
+    required: Optional[NodeSelector] = None
+
+
+@attrs.frozen
+class CSIPersistentVolumeSource:
+    driver: str = ""
+    volume_handle: str = ""
+    read_only: bool = False
+    fs_type: str = ""
+    volume_attributes: dict[str, str] = _map()
+
+
+@attrs.frozen
+class PersistentVolumeSpec:
+    capacity: ResourceList = _map()
+    access_modes: tuple[str, ...] = _list()
+    claim_ref: Optional[ObjectReference] = None
+    persistent_volume_reclaim_policy: str = ""
+    storage_class_name: str = ""
+    volume_mode: Optional[str] = None
+    node_affinity: Optional[VolumeNodeAffinity] = None
+    volume_attributes_class_name: Optional[str] = None
+    mount_options: tuple[str, ...] = _list()
+    csi: Optional[CSIPersistentVolumeSource] = None
+    gce_persistent_disk: Optional[GCEPersistentDiskVolumeSource] = None
+    aws_elastic_block_store: Optional[AWSElasticBlockStoreVolumeSource] = None
+    azure_disk: Optional[AzureDiskVolumeSource] = None
+    cinder: Optional[CinderVolumeSource] = None
+    portworx_volume: Optional[PortworxVolumeSource] = None
+    rbd: Optional[RBDVolumeSource] = None
+    iscsi: Optional[ISCSIVolumeSource] = None
+
+
+@attrs.frozen
+class PersistentVolumeStatus:
+    phase: str = ""
+
+
+@attrs.frozen
+class PersistentVolume:
+    kind: str = "PersistentVolume"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    spec: PersistentVolumeSpec = attrs.field(factory=PersistentVolumeSpec)
+    status: PersistentVolumeStatus = attrs.field(factory=PersistentVolumeStatus)
+
+
+@attrs.frozen
+class TopologySelectorLabelRequirement:
+    key: str = ""
+    values: tuple[str, ...] = _list()
+
+
+@attrs.frozen
+class TopologySelectorTerm:
+    match_label_expressions: tuple[TopologySelectorLabelRequirement, ...] = _list()
+
+
+@attrs.frozen
+class StorageClass:
+    kind: str = "StorageClass"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    provisioner: str = ""
+    parameters: dict[str, str] = _map()
+    reclaim_policy: Optional[str] = None
+    volume_binding_mode: Optional[str] = None
+    allowed_topologies: tuple[TopologySelectorTerm, ...] = _list()
+    allow_volume_expansion: Optional[bool] = None
+    mount_options: tuple[str, ...] = _list()
+
+
+@attrs.frozen
+class VolumeNodeResources:
+    count: Optional[int] = None
+
+
+@attrs.frozen
+class CSINodeDriver:
+    name: str = ""
+    node_id: str = ""
+    topology_keys: tuple[str, ...] = _list()
+    allocatable: Optional[VolumeNodeResources] = None
+
+
+@attrs.frozen
+class CSINodeSpec:
+    drivers: tuple[CSINodeDriver, ...] = _list()
+
+
+@attrs.frozen
+class CSINode:
+    kind: str = "CSINode"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    spec: CSINodeSpec = attrs.field(factory=CSINodeSpec)
+
+
+@attrs.frozen
+class CSIDriverSpec:
+    attach_required: Optional[bool] = None
+    pod_info_on_mount: Optional[bool] = None
+    storage_capacity: Optional[bool] = None
+    requires_republish: Optional[bool] = None
+    fs_group_policy: Optional[str] = None
+    se_linux_mount: Optional[bool] = None
+    volume_lifecycle_modes: tuple[str, ...] = _list()
+
+
+@attrs.frozen
+class CSIDriver:
+    kind: str = "CSIDriver"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    spec: CSIDriverSpec = attrs.field(factory=CSIDriverSpec)
+
+
+@attrs.frozen
+class CSIStorageCapacity:
+    kind: str = "CSIStorageCapacity"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    node_topology: Optional[LabelSelector] = None
+    storage_class_name: str = ""
+    capacity: Optional[Quantity] = None
+    maximum_volume_size: Optional[Quantity] = None
+
+
+@attrs.frozen
+class VolumeAttachmentSource:
+    persistent_volume_name: Optional[str] = None
+    inline_volume_spec: Optional[PersistentVolumeSpec] = None
+
+
+@attrs.frozen
+class VolumeAttachmentSpec:
+    attacher: str = ""
+    source: VolumeAttachmentSource = attrs.field(factory=VolumeAttachmentSource)
+    node_name: str = ""
+
+
+@attrs.frozen
+class VolumeAttachmentStatus:
+    attached: bool = False
+
+
+@attrs.frozen
+class VolumeAttachment:
+    kind: str = "VolumeAttachment"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    spec: VolumeAttachmentSpec = attrs.field(factory=VolumeAttachmentSpec)
+    status: VolumeAttachmentStatus = attrs.field(factory=VolumeAttachmentStatus)

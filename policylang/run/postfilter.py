@@ -1,20 +1,34 @@
 """PostFilter: what kube-scheduler tries when no node fits.
 
 DynamicResources (deallocating claims: nothing to do for pods without claims) and
-DefaultPreemption. Preemption's dry run re-runs the plan's own PreFilter and Filter on the
-cluster without the would-be victims, so custom policies are honoured.
+DefaultPreemption, as upstream's defaultpreemption plugin and framework/preemption
+Evaluator do it (v1.35). Preemption's dry run re-runs the plan's own PreFilter and Filter on
+the cluster without the would-be victims, so custom policies are honoured.
+
+Where upstream is random or parallel, this is one deterministic instance of it: potential
+nodes are dry-run one at a time in name order from offset 0 (or a seeded random offset), and
+ties between equally good nodes go to the smallest node name.
 """
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import attrs
 
-from ..cluster.model import Pod
+from ..cluster.model import Pod, PodDisruptionBudget
 from ..cluster.state import ClusterState
-from ..decision import UNRESOLVABLE, UNSCHEDULABLE, Status, Victim
+from ..decision import ERROR, UNRESOLVABLE, UNSCHEDULABLE, Status, Victim
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
+NO_CANDIDATE = "no candidate node for preemption"
+NEVER = "not eligible due to preemptionPolicy=Never."
+TERMINATING = "not eligible due to a terminating pod on the nominated node."
+
+# DefaultPreemptionArgs' defaults (pkg/scheduler/apis/config/v1/defaults.go).
+MIN_CANDIDATE_NODES_PERCENTAGE = 10
+MIN_CANDIDATE_NODES_ABSOLUTE = 100
 
 
 @attrs.frozen
@@ -22,9 +36,20 @@ class PostFilterOutcome:
     message: str = ""
     nominated: "str | None" = None
     victims: tuple = ()
+    # An Error status: RunPostFilterPlugins returns it alone, dropping earlier plugins' reasons.
+    error: bool = False
 
 
-def run_postfilter(exe, state: ClusterState, pod: Pod, pre, statuses: dict, *, enabled: bool = True) -> PostFilterOutcome:
+@attrs.frozen
+class Candidate:
+    """A node where the pod fits once `victims` (most important first) are gone."""
+    node: str
+    victims: tuple
+    pdb_violations: int = 0
+
+
+def run_postfilter(exe, state: ClusterState, pod: Pod, pre, statuses: dict, *, enabled: bool = True,
+                   rng=None) -> PostFilterOutcome:
     reasons: list[str] = []
     for plugin in exe.plugins:
         if not plugin.postfilter:
@@ -32,98 +57,288 @@ def run_postfilter(exe, state: ClusterState, pod: Pod, pre, statuses: dict, *, e
         if plugin.name == "DynamicResources":
             if plugin.name not in pre.reached:
                 # Its PreFilter never ran (an earlier PreFilter rejected the pod), so it has no state.
-                return PostFilterOutcome("not found")
+                return PostFilterOutcome("not found", error=True)
             reasons.append("no new claims to deallocate")
         elif plugin.name == "DefaultPreemption" and enabled:
-            outcome = preempt(exe, state, pod, statuses)
-            if outcome.nominated is not None:
+            outcome = preempt(exe, state, pod, statuses, rng=rng, args=plugin.params)
+            if outcome.nominated is not None or outcome.error:
                 return outcome
             reasons.append(outcome.message)
     return PostFilterOutcome(", ".join(reasons))
 
 
-def preempt(exe, state: ClusterState, pod: Pod, statuses: dict) -> PostFilterOutcome:
-    """DefaultPreemption: find nodes where evicting lower-priority pods lets the pod fit."""
-    from .schedule import fit_error_text
+# ---- Evaluator.Preempt ----------------------------------------------------------------------
 
-    if pod.spec.preemption_policy == "Never":
-        return PostFilterOutcome("preemption: not eligible due to preemptionPolicy=Never.")
-    priority = pod.spec.priority or 0
-    potential = [name for name in state.nodes if statuses.get(name) is not None
-                 and statuses[name].code == UNSCHEDULABLE]
-    dry_run: dict[str, Status] = {}
-    candidates = []
-    for name in potential:
-        victims = [p for p in state.pods_by_node[name] if (p.spec.priority or 0) < priority]
-        if not victims:
-            dry_run[name] = Status(UNRESOLVABLE, (NO_VICTIMS,), "DefaultPreemption")
-            continue
-        status, kept_out = _select_victims(exe, state, pod, name, victims)
-        if status is not None:
-            dry_run[name] = status
-        else:
-            candidates.append((name, kept_out))
+def preempt(exe, state: ClusterState, pod: Pod, statuses: dict, *, rng=None, offset: "int | None" = None,
+            args: "dict | None" = None) -> PostFilterOutcome:
+    """DefaultPreemption.PostFilter: nominate the best node where evicting lower-priority pods
+    lets the pod fit, or say why there is none. `statuses` is the filter pass's node → Status;
+    a node missing from it counts as UnschedulableAndUnresolvable, as upstream's NodeToStatus."""
+    nominated = pod.status.nominated_node_name
+    nominated_status = (statuses.get(nominated) or Status(UNRESOLVABLE)) if nominated else None
+    eligible, why = pod_eligible_to_preempt_others(state, pod, nominated_status)
+    if not eligible:
+        return PostFilterOutcome(f"preemption: {why}")
+    candidates, dry_run, errors = find_candidates(exe, state, pod, statuses, rng=rng, offset=offset, args=args)
     if not candidates:
+        if errors:
+            return PostFilterOutcome(f"preemption: {aggregate_errors(errors)}", error=True)
+        from .schedule import fit_error_text
+
         text = fit_error_text(len(state.nodes), dry_run, Status(UNRESOLVABLE, (NOT_HELPFUL,)), None)
         return PostFilterOutcome(f"preemption: {text}")
-    name, victims = pick_one_node(candidates)
-    return PostFilterOutcome("", name, tuple(Victim(v.metadata.namespace, v.metadata.name) for v in victims))
+    best = select_candidate(candidates)
+    if best is None:
+        return PostFilterOutcome(f"preemption: {NO_CANDIDATE}")
+    return PostFilterOutcome("", best.node, tuple(Victim(v.metadata.namespace, v.metadata.name) for v in best.victims))
 
 
-def _fits_without(exe, state: ClusterState, pod: Pod, node_name: str, removed: list[Pod]):
-    from .schedule import base_env, run_filters, run_prefilter
+def find_candidates(exe, state: ClusterState, pod: Pod, statuses: dict, *, rng=None, offset: "int | None" = None,
+                    args: "dict | None" = None) -> tuple:
+    """findCandidates: the dry run over the nodes where removing pods might help, those that
+    failed with plain Unschedulable (not UnschedulableAndUnresolvable)."""
+    potential = [name for name in state.nodes
+                 if (statuses.get(name) or Status(UNRESOLVABLE)).code == UNSCHEDULABLE]
+    if not potential:
+        return [], {}, []
+    args = args or {}
+    wanted = num_candidates(len(potential), args.get("minCandidateNodesPercentage", MIN_CANDIDATE_NODES_PERCENTAGE),
+                            args.get("minCandidateNodesAbsolute", MIN_CANDIDATE_NODES_ABSOLUTE))
+    if offset is None:
+        offset = rng.randrange(len(potential)) if rng is not None else 0
+    return dry_run_preemption(exe, state, pod, potential, state.pdbs, offset, wanted)
+
+
+def num_candidates(num_nodes: int, percentage: int = MIN_CANDIDATE_NODES_PERCENTAGE,
+                   absolute: int = MIN_CANDIDATE_NODES_ABSOLUTE) -> int:
+    """calculateNumCandidates: how many candidates the dry run looks for before it stops."""
+    n = num_nodes * percentage // 100
+    return min(max(n, absolute), num_nodes)
+
+
+def aggregate_errors(errors: list[str]) -> str:
+    """utilerrors.NewAggregate(errs).Error(): distinct messages, bracketed when several."""
+    distinct = list(dict.fromkeys(errors))
+    return distinct[0] if len(distinct) == 1 else "[" + ", ".join(distinct) + "]"
+
+
+# ---- PodEligibleToPreemptOthers ------------------------------------------------------------------
+
+def pod_eligible_to_preempt_others(state: ClusterState, pod: Pod, nominated_status: "Status | None") -> tuple:
+    """(eligible, why not). A pod that already preempted on its nominated node waits while
+    its victims terminate, rather than preempting more; unless that node can no longer take it
+    at all (UnschedulableAndUnresolvable). `nominated_status` None is Success."""
+    if pod.spec.preemption_policy == "Never":
+        return False, NEVER
+    node = pod.status.nominated_node_name
+    if node:
+        if nominated_status is not None and nominated_status.code == UNRESOLVABLE:
+            return True, ""
+        for p in state.pods_by_node.get(node, ()):
+            if preemption_allowed(p, pod) and terminating_by_preemption(p):
+                return False, TERMINATING
+    return True, ""
+
+
+def preemption_allowed(victim: Pod, preemptor: Pod) -> bool:
+    """isPreemptionAllowed with the default IsEligiblePod: strictly lower priority."""
+    return (victim.spec.priority or 0) < (preemptor.spec.priority or 0)
+
+
+def terminating_by_preemption(p: Pod) -> bool:
+    """Being deleted, and its first DisruptionTarget condition says the scheduler preempted it."""
+    if p.metadata.deletion_timestamp is None:
+        return False
+    for c in p.status.conditions:
+        if c.type == "DisruptionTarget":
+            return c.status == "True" and c.reason == "PreemptionByScheduler"
+    return False
+
+
+# ---- DryRunPreemption ------------------------------------------------------------------------------
+
+def dry_run_preemption(exe, state: ClusterState, pod: Pod, potential: list[str], pdbs: list, offset: int,
+                       wanted: int) -> tuple:
+    """(candidates, node → Status of the nodes that are no candidate, error messages).
+
+    Nodes are tried from `offset` round the list until `wanted` candidates are found, at least
+    one of them violating no PodDisruptionBudget; candidates that violate none come first."""
+    from .schedule import PlanRuntimeError
+
+    clean: list[Candidate] = []
+    violating: list[Candidate] = []
+    statuses: dict[str, Status] = {}
+    errors: list[str] = []
+    for i in range(len(potential)):
+        name = potential[(offset + i) % len(potential)]
+        try:
+            victims, violations, status = select_victims_on_node(exe, state, pod, name, pdbs)
+        except PlanRuntimeError as err:
+            victims, violations, status = [], 0, Status(ERROR, (str(err),))
+        if status is None and victims:
+            found = clean if violations == 0 else violating
+            # Each list holds at most `wanted` (upstream's fixed-size candidateList).
+            if len(found) < wanted:
+                found.append(Candidate(name, tuple(victims), violations))
+            if clean and len(clean) + len(violating) >= wanted:
+                break
+            continue
+        if status is None:
+            status = Status(ERROR, (f'expected at least one victim pod on node "{name}"',))
+        if status.code == ERROR:
+            errors.append(status.message)
+        statuses[name] = status
+    return clean + violating, statuses, errors
+
+
+def select_victims_on_node(exe, state: ClusterState, pod: Pod, node: str, pdbs: list) -> tuple:
+    """(victims most important first, how many of them violate a PDB, None) or ([], 0, Status).
+
+    Every lower-priority pod is removed; if the pod still does not fit, the node is no
+    candidate and the filter's own Status says why. Otherwise pods are given back one by one,
+    most important first and those whose eviction would violate a PDB before the others; a
+    pod that cannot be given back is a victim."""
+    potential = [p for p in state.pods_by_node.get(node, ()) if preemption_allowed(p, pod)]
+    if not potential:
+        return [], 0, Status(UNRESOLVABLE, (NO_VICTIMS,))
+    status = _fits_without(exe, state, pod, node, potential)
+    if status is not None:
+        return [], 0, status
+    potential.sort(key=importance)
+    violating, clean = filter_pods_with_pdb_violation(potential, pdbs)
+    removed = list(potential)
+    victims: list[Pod] = []
+
+    def reprieve(p: Pod) -> bool:
+        removed.remove(p)
+        if _fits_without(exe, state, pod, node, removed) is None:
+            return True
+        removed.append(p)
+        victims.append(p)
+        return False
+
+    num_violating = 0
+    for p in violating:
+        if not reprieve(p):
+            num_violating += 1
+    for p in clean:
+        reprieve(p)
+    if violating and clean:
+        # Victims came out in two runs; put them back in importance order.
+        victims.sort(key=importance)
+    return victims, num_violating, None
+
+
+def _fits_without(exe, state: ClusterState, pod: Pod, node: str, removed: list[Pod]) -> "Status | None":
+    """The node's Status for the pod with these pods gone (None: it fits). PreFilter runs again
+    on the smaller cluster, which is what upstream's RemovePod extensions make of its state."""
+    from .schedule import base_env, run_filters_with_nominated, run_prefilter
 
     trial = state.without(removed)
     pre = run_prefilter(exe, trial, pod, base_env(trial, pod))
     if pre.status is not None:
         return pre.status
-    if pre.allowed is not None and node_name not in pre.allowed:
-        return Status(UNRESOLVABLE, ("node(s) didn't satisfy plugin(s)",))
-    return run_filters(exe, pre, trial.nodes[node_name])
+    if pre.allowed is not None and node not in pre.allowed:
+        return Status(UNRESOLVABLE, (f"node(s) didn't satisfy plugin(s) [{' '.join(pre.restricted_by)}]",))
+    return run_filters_with_nominated(exe, trial, pod, pre, trial.nodes[node])
 
 
-def _select_victims(exe, state, pod, node_name, victims):
-    """Remove every lower-priority pod; if the pod then fits, give back as many as possible,
-    most important first (higher priority, then earlier start)."""
-    status = _fits_without(exe, state, pod, node_name, victims)
-    if status is not None:
-        return status, []
-    ordered = sorted(victims, key=more_important_first)
-    evicted = list(ordered)
-    for v in ordered:
-        attempt = [p for p in evicted if p is not v]
-        if _fits_without(exe, state, pod, node_name, attempt) is None:
-            evicted = attempt
-    return None, evicted
+def filter_pods_with_pdb_violation(pods: list[Pod], pdbs: list[PodDisruptionBudget]) -> tuple:
+    """(violating, not violating), each in the given order. Every PDB that selects a pod (same
+    namespace, non-empty selector, the pod not already in its disruptedPods) spends one of its
+    status.disruptionsAllowed; a pod that takes one below zero would violate it."""
+    from ..builtins import selector_matches
+
+    allowed = [pdb.status.disruptions_allowed for pdb in pdbs]
+    violating, clean = [], []
+    for p in pods:
+        violated = False
+        # A pod without labels matches no PDB.
+        for i, pdb in enumerate(pdbs if p.metadata.labels else ()):
+            selector = pdb.spec.selector
+            if pdb.metadata.namespace != p.metadata.namespace or selector is None:
+                continue
+            # An empty selector matches nothing here (upstream skips selector.Empty()).
+            if not selector.match_labels and not selector.match_expressions:
+                continue
+            if not selector_matches(selector, p.metadata.labels):
+                continue
+            # Its eviction was already processed by the API server: not a new disruption.
+            if p.metadata.name in pdb.status.disrupted_pods:
+                continue
+            allowed[i] -= 1
+            if allowed[i] < 0:
+                violated = True
+        (violating if violated else clean).append(p)
+    return violating, clean
 
 
-# A pod without a start time counts as started now, after every recorded time.
-_NOW = "~"
+# ---- importance and start times ------------------------------------------------------------------
+
+# A pod that has not started counts as starting now (GetPodStartTime), after every recorded time.
+_NOW = datetime.max.replace(tzinfo=timezone.utc)
 
 
-def start_time(p: Pod) -> str:
-    return p.status.start_time or _NOW
+def start_time(p: Pod) -> datetime:
+    return _timestamp(p.status.start_time)
 
 
-def more_important_first(p: Pod):
-    """util.MoreImportantPod: higher priority, then earlier start."""
-    return (-(p.spec.priority or 0), start_time(p))
+def _timestamp(text: "str | None") -> datetime:
+    if not text:
+        return _NOW
+    try:
+        t = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        return _NOW
+    return t if t.tzinfo is not None else t.replace(tzinfo=timezone.utc)
 
 
-def pick_one_node(candidates: list) -> tuple:
-    """pickOneNodeForPreemption, after PDB violations (not modelled yet): the lowest highest
-    victim priority, the lowest sum of priorities, the fewest victims, then the latest
-    earliest start among the highest-priority victims; then the first by name."""
-    def highest(victims):
-        return max(v.spec.priority or 0 for v in victims)
+def importance(p: Pod) -> tuple:
+    """Sort key for util.MoreImportantPod: higher priority first, then the earlier start. Pods
+    equal in both are in no particular order upstream (sort.Slice); here namespace and name
+    decide, so that the input's order does not."""
+    return (-(p.spec.priority or 0), start_time(p), p.metadata.namespace, p.metadata.name)
 
-    def earliest_of_highest(victims):
-        top = highest(victims)
-        return min(start_time(v) for v in victims if (v.spec.priority or 0) == top)
 
-    pool = sorted(candidates, key=lambda c: c[0])
-    for measure in (lambda vs: highest(vs), lambda vs: sum((v.spec.priority or 0) + 2**31 for v in vs), len):
-        best = min(measure(vs) for _, vs in pool)
-        pool = [c for c in pool if measure(c[1]) == best]
-    latest = max(earliest_of_highest(vs) for _, vs in pool)
-    return next(c for c in pool if earliest_of_highest(c[1]) == latest)
+def earliest_start_of_highest(victims) -> datetime:
+    """util.GetEarliestPodStartTime: the earliest start among the highest-priority victims."""
+    top = max(v.spec.priority or 0 for v in victims)
+    return min(start_time(v) for v in victims if (v.spec.priority or 0) == top)
+
+
+# ---- SelectCandidate / pickOneNodeForPreemption --------------------------------------------------
+
+def select_candidate(candidates: list[Candidate]) -> "Candidate | None":
+    if not candidates:
+        return None
+    if len(candidates) == 1:
+        return candidates[0]
+    return pick_one_node_for_preemption(candidates)
+
+
+# Each criterion scores a candidate (higher is better); the next one only breaks ties.
+_CRITERIA = (
+    # Fewest PodDisruptionBudget violations.
+    lambda c: -c.pdb_violations,
+    # The lowest highest victim priority (victims are most important first).
+    lambda c: -(c.victims[0].spec.priority or 0),
+    # The smallest sum of priorities, each shifted by MaxInt32+1 so that it is positive: more
+    # victims of a negative priority must not look cheaper than fewer.
+    lambda c: -sum((v.spec.priority or 0) + 2**31 for v in c.victims),
+    # The fewest victims.
+    lambda c: -len(c.victims),
+    # The latest start among the highest-priority victims: they have run for the least time.
+    lambda c: earliest_start_of_highest(c.victims),
+)
+
+
+def pick_one_node_for_preemption(candidates: list[Candidate]) -> Candidate:
+    """pickOneNodeForPreemption with the default score functions; a tie after all of them goes
+    to the smallest node name (upstream: the first of a map's random order)."""
+    pool = sorted(candidates, key=lambda c: c.node)
+    for score in _CRITERIA:
+        best = max(score(c) for c in pool)
+        pool = [c for c in pool if score(c) == best]
+        if len(pool) == 1:
+            break
+    return pool[0]

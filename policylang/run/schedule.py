@@ -143,6 +143,13 @@ def cluster_view(state: ClusterState) -> dict:
         "workloads": state.workloads,
         "priorityClasses": list(state.priority_classes.values()),
         "podDisruptionBudgets": state.pdbs,
+        "persistentVolumes": list(state.persistent_volumes.values()),
+        "persistentVolumeClaims": list(state.claims.values()),
+        "storageClasses": list(state.storage_classes.values()),
+        "csiNodes": list(state.csi_nodes.values()),
+        "csiDrivers": list(state.csi_drivers.values()),
+        "csiStorageCapacities": state.csi_storage_capacities,
+        "volumeAttachments": state.volume_attachments,
     }
 
 
@@ -209,6 +216,29 @@ def run_filters(exe: Executable, pre: PreFilterOutcome, node: Node) -> "Status |
                     return Status(step.code, _reasons(_call(step.reason, env, plugin.name, "filter")), plugin.name,
                                   step.origin)
     return None
+
+
+def run_filters_with_nominated(exe: Executable, state: ClusterState, pod: Pod, pre: PreFilterOutcome,
+                               node: Node) -> "Status | None":
+    """RunFilterPluginsWithNominatedPods: the pending pods nominated to this node with a priority
+    at least the pod's count as already there (the pod must not take the room they were promised);
+    if the node passes with them, it must pass without them too (their pods may never arrive, so
+    the pod must not rely on them, e.g. for pod affinity)."""
+    if not state.nominated:
+        return run_filters(exe, pre, node)
+    name = node.metadata.name
+    priority = pod.spec.priority or 0
+    ahead = [p for p in state.nominated_pods_for(name) if (p.spec.priority or 0) >= priority and p.key != pod.key]
+    if not ahead:
+        return run_filters(exe, pre, node)
+    # Placing them changes what PreFilter computed (spread counts, affinity terms), as the
+    # framework's AddPod extensions do; so run PreFilter again on a state that has them.
+    keys = {p.key for p in ahead}
+    placed = [attrs.evolve(p, spec=attrs.evolve(p.spec, node_name=name)) for p in ahead]
+    trial = ClusterState.build([o for o in state.objects() if not (isinstance(o, Pod) and o.key in keys)] + placed)
+    with_them = run_prefilter(exe, trial, pod, base_env(trial, pod))
+    status = with_them.status or run_filters(exe, with_them, trial.nodes[name])
+    return status if status is not None else run_filters(exe, pre, node)
 
 
 def run_scores(exe: Executable, pre: PreFilterOutcome, feasible: list[Node]) -> dict[str, dict[str, PluginScore]]:
@@ -362,11 +392,21 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
             explicit: dict[str, Status] = {}
         else:
             prefilter_msg = None
+            # evaluateNominatedNode: a node nominated by an earlier preemption is most likely the
+            # only one with room, so it is tried alone first and taken if it fits, without scoring.
+            nominated = state.nodes.get(pod.status.nominated_node_name)
+            if nominated is not None:
+                status = run_filters_with_nominated(exe, state, pod, pre, nominated)
+                if status is None:
+                    return Decision(**ident, selected=nominated.metadata.name, nodes=tuple(
+                        NodeResult(n.metadata.name, scores={} if n is nominated else None, evaluated=n is nominated)
+                        for n in nodes))
+                statuses[nominated.metadata.name] = status
             considered = nodes if pre.allowed is None else [n for n in nodes if n.metadata.name in pre.allowed]
             if pre.allowed is not None:
                 absent = Status(UNRESOLVABLE, (f"node(s) didn't satisfy plugin(s) [{' '.join(pre.restricted_by)}]",))
             for node in _visit_order(state, considered, sampling):
-                status = run_filters(exe, pre, node)
+                status = run_filters_with_nominated(exe, state, pod, pre, node)
                 if status is None:
                     feasible.append(node)
                     if sampling is not None and len(feasible) >= sampling.wanted:
@@ -383,7 +423,7 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
                     statuses[node.metadata.name] = absent
         if not feasible:
             fit_error = fit_error_text(len(nodes), explicit, absent, prefilter_msg)
-            outcome = run_postfilter(exe, state, pod, pre, statuses, enabled=preemption)
+            outcome = run_postfilter(exe, state, pod, pre, statuses, enabled=preemption, rng=rng)
             message = fit_error + (f" {outcome.message}" if outcome.message else "")
             results = tuple(NodeResult(n.metadata.name, statuses[n.metadata.name]) for n in nodes)
             return Decision(**ident, nodes=results, fit_error=fit_error, message=message,

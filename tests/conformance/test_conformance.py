@@ -5,8 +5,10 @@ function and case it comes from. A case runs the plugin alone (a one-plugin prof
 with the case's args), the way upstream's unit tests call one plugin's PreFilter,
 Filter, PreScore, Score and NormalizeScore directly:
 
-- ``filter``: node → null (passes) or {code, reasons} (this plugin rejects it);
-- ``prefilter``: {code, reasons} when PreFilter rejects the pod; ``skip_filter: true``
+- ``filter``: node → null (passes), {code, reasons} (this plugin rejects it) or {error} (the
+  plugin fails with an Error status: scheduling stops with that error text);
+- ``prefilter``: {code, reasons} when PreFilter rejects the pod, {error} when it fails with an
+  Error status; ``skip_filter: true``
   when PreFilter skips the plugin; ``prefilter_nodes``: the sorted node names of the
   PreFilterResult (null: all nodes);
 - ``scores``: node → normalized score, every given node treated as feasible;
@@ -24,7 +26,8 @@ from policylang import check, compile_profile, load_program
 from policylang.cluster.load import structure_object
 from policylang.cluster.state import ClusterState
 from policylang.literal import to_literal
-from policylang.run.schedule import Executable, base_env, run_filters, run_prefilter, run_scores
+from policylang.run.schedule import (Executable, PlanRuntimeError, base_env, run_filters, run_prefilter,
+                                     run_scores)
 
 HERE = Path(__file__).parent
 
@@ -53,14 +56,19 @@ def test_case(doc, case, tmp_path):
     exe = _executable(doc["plugin"], args, tmp_path)
     objects = [_object("Node", n, i) for i, n in enumerate(case.get("nodes", []))]
     objects += [_object("Pod", p, i) for i, p in enumerate(case.get("pods", []))]
-    objects += [structure_object(o, "<case>", i) for i, o in enumerate(case.get("objects", []))]
+    objects += [structure_object(o, "<case>", i) for i, o in enumerate(_flat(case.get("objects", [])))]
     state = ClusterState.build(objects)
     pod = state.with_priority(_object("Pod", case.get("pod", {}), 0))
-    pre = run_prefilter(exe, state, pod, base_env(state, pod))
     plugin = doc["plugin"]
+    try:
+        pre = run_prefilter(exe, state, pod, base_env(state, pod))
+    except PlanRuntimeError as err:
+        assert case.get("prefilter") == {"error": _error_text(err)}
+        return
 
     if "prefilter" in case:
         expected = case["prefilter"]
+        assert "error" not in expected, "expected PreFilter to fail with an error"
         assert pre.status is not None, "expected PreFilter to reject the pod"
         assert (pre.status.code, list(pre.status.reasons)) == (expected["code"], expected["reasons"])
         return
@@ -71,8 +79,12 @@ def test_case(doc, case, tmp_path):
         assert (None if pre.allowed is None else sorted(pre.allowed)) == case["prefilter_nodes"]
     if "filter" in case:
         for name, expected in case["filter"].items():
-            status = run_filters(exe, pre, state.nodes[name])
-            got = None if status is None else {"code": status.code, "reasons": list(status.reasons)}
+            try:
+                status = run_filters(exe, pre, state.nodes[name])
+            except PlanRuntimeError as err:
+                got = {"error": _error_text(err)}
+            else:
+                got = None if status is None else {"code": status.code, "reasons": list(status.reasons)}
             assert got == expected, f"node {name}"
     if "scores" in case or "skip_score" in case:
         nodes = [state.nodes[n] for n in case.get("scores") or state.nodes]
@@ -82,3 +94,13 @@ def test_case(doc, case, tmp_path):
         else:
             got = {name: s[plugin].normalized for name, s in scores.items()}
             assert got == case["scores"]
+
+
+def _error_text(err: PlanRuntimeError) -> str:
+    """The plugin's error, without the `running <point> of plugin "<name>": ` prefix."""
+    return str(err).split(": ", 1)[1]
+
+
+def _flat(objects: list) -> list:
+    """`objects` may hold lists of objects (YAML anchors of fixture lists): they are spliced in."""
+    return [o for item in objects for o in (_flat(item) if isinstance(item, list) else [item])]
