@@ -119,7 +119,19 @@ class Comprehension:
     span: Span = _span()
 
 
-Expr = Union[Literal, Interpolated, Name, Field, Index, Call, Unary, Binary, If, ListExpr, MapExpr, Comprehension]
+@attrs.frozen
+class Fold:
+    """``fold(acc = init for x in xs: body)``: acc starts at init and becomes body for each
+    x in turn; the result is the last acc. Bounded by the list, so the language stays total."""
+    acc: str
+    init: "Expr"
+    var: str
+    source: "Expr"
+    body: "Expr"
+    span: Span = _span()
+
+
+Expr = Union[Literal, Interpolated, Name, Field, Index, Call, Unary, Binary, If, ListExpr, MapExpr, Comprehension, Fold]
 
 
 # ---- types --------------------------------------------------------------------

@@ -534,6 +534,25 @@ class _Checker:
             return map_of(kt, list_of(elem)), deps
         return ANY, deps
 
+    def infer_Fold(self, e: ast.Fold, env):
+        init_t, deps = self.infer(e.init, env)
+        st, sdeps = self.infer(e.source, env)
+        deps |= sdeps
+        item = st.args[0] if st.kind == "list" else ANY
+        if st.kind not in ("list", "any", "null"):
+            self.error("P025", f"can only fold over a list, not {st}", e.source.span)
+        for name in (e.acc, e.var):
+            if name in SCOPE_TYPES or name == "params":
+                self.error("P014", f"'{name}' names a scope and cannot be a fold variable", e.span)
+        acc_t = init_t
+        inner = env.child({e.acc: (acc_t, deps), e.var: (item, NO_DEPS)})
+        body_t, bdeps = self.infer(e.body, inner)
+        result = unify(acc_t, body_t)
+        if result is None:
+            self.error("P022", f"fold starts as {acc_t} but its body gives {body_t}", e.body.span)
+            result = ANY
+        return result, deps | bdeps
+
     def infer_Call(self, e: ast.Call, env):
         arg_types, deps = [], NO_DEPS
         for a in e.args:

@@ -84,16 +84,36 @@ class _Compiler:
                             rules=tuple(self.rule(module_path, r) for r in rules), origin=use.span)
 
     def params(self, module_path, module, use, use_path) -> dict:
-        from .run.interpret import evaluate
-
         types = self.checked.param_types.get(module_path, {})
         values = {}
         for p in module.of_type(ast.Param):
             if p.default is not None:
-                values[p.name] = evaluate(self.expr(p.default, module_path, {}), {})
+                values[p.name] = self.constant(p.default, module_path)
         for arg in use.args:
-            values[arg.name] = merge_defaults(values.get(arg.name), evaluate(self.expr(arg.value, use_path, {}), {}))
-        return {name: as_param_value(types.get(name), v) for name, v in values.items()}
+            values[arg.name] = merge_defaults(values.get(arg.name), self.constant(arg.value, use_path))
+        out = {}
+        for name, v in values.items():
+            try:
+                out[name] = as_param_value(types.get(name), v)
+            except Exception as err:  # cattrs reports a malformed Kubernetes object in many shapes
+                from .cluster.load import first_error, field_of
+                field = field_of(err)
+                where = f" at {field}" if field else ""
+                raise PolicyError([Diagnostic("P052", f"param {name} is not a valid {types[name]}{where}: "
+                                                      f"{first_error(err)}", use.span)],
+                                  self.program.sources) from None
+        return out
+
+    def constant(self, e, path: str):
+        """A param's value, computed once; a value that cannot be computed is a policy error."""
+        from .builtins import EvalError
+        from .run.interpret import evaluate
+
+        try:
+            return evaluate(self.expr(e, path, {}), {})
+        except (EvalError, ArithmeticError, TypeError, ValueError) as err:
+            raise PolicyError([Diagnostic("P057", f"this value cannot be computed: {err}", e.span)],
+                              self.program.sources) from None
 
     # ---- blocks ----
     def filter(self, path: str, block: ast.Filter) -> P.FilterPlan:
@@ -237,6 +257,12 @@ class _Compiler:
         inner = {**names, e.var: var}
         lower = lambda x: self.expr(x, path, inner) if x is not None else None  # noqa: E731
         return P.Comp(e.kind, var, source, lower(e.element), lower(e.where), lower(e.by))
+
+    def lower_Fold(self, e, path, names):
+        init, source = self.expr(e.init, path, names), self.expr(e.source, path, names)
+        acc, var = self.fresh(e.acc), self.fresh(e.var)
+        body = self.expr(e.body, path, {**names, e.acc: acc, e.var: var})
+        return P.Fold(acc, init, var, source, body)
 
     def lower_Call(self, e, path, names):
         args = tuple(self.expr(a, path, names) for a in e.args)

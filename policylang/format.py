@@ -78,6 +78,8 @@ def expr(e, parent: int = 0) -> str:
         if e.element is None:  # `x in xs` is a comparison: `any(t in (a or b))` keeps its parentheses
             parts[1] = expr(e.source, _SHORT_SOURCE)
         return _comprehension(e, parts)
+    if isinstance(e, ast.Fold):
+        return f"fold({e.acc} = {expr(e.init)} for {e.var} in {expr(e.source)}: {expr(e.body)})"
     raise TypeError(f"cannot format {type(e).__name__}")
 
 
@@ -191,6 +193,14 @@ def layout(e, indent: str, lead: str, parent: int = 0) -> list[str]:
         if e.by is not None:
             lines += layout(e.by, pad, "by ")
         lines[-1] += "]" if e.kind == "list" else ")"
+        return lines
+    if isinstance(e, ast.Fold):
+        pad = hang + " " * len("fold(")
+        lines = layout(e.init, indent, f"{lead}fold({e.acc} = ")
+        lines += layout(e.source, pad, f"for {e.var} in ")
+        lines[-1] += ":"
+        lines += layout(e.body, pad, "")
+        lines[-1] += ")"
         return lines
     items = _items_of(e)
     if items:

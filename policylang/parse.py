@@ -369,6 +369,14 @@ class _Build(Transformer):
         return ast.Comprehension(kind, var, source, element, where, by, span=span)
 
     @v_args(meta=True)
+    def fold_expr(self, meta, c):
+        acc, init, var, source, body = c
+        span = self._span(meta)
+        if str(acc) == str(var):
+            self._error("P014", f"fold's accumulator and its loop variable are both named '{acc}'", span)
+        return ast.Fold(str(acc), init, str(var), source, body, span=span)
+
+    @v_args(meta=True)
     def arg(self, meta, c):
         expr, for_clause, where, by = c
         if for_clause is None and where is None and by is None:

@@ -101,6 +101,15 @@ class Comp:
 
 
 @attrs.frozen
+class Fold:
+    acc: str
+    init: "IR"
+    var: str
+    source: "IR"
+    body: "IR"
+
+
+@attrs.frozen
 class CallBuiltin:
     name: str
     args: tuple
@@ -115,7 +124,7 @@ class Bind:
     def_name: str = ""
 
 
-IR = Union[Const, Var, GetField, GetIndex, Op, Not, Neg, Cond, MakeList, MakeMap, Format, Comp, CallBuiltin, Bind]
+IR = Union[Const, Var, GetField, GetIndex, Op, Not, Neg, Cond, MakeList, MakeMap, Format, Comp, Fold, CallBuiltin, Bind]
 
 
 # ---- statements -----------------------------------------------------------------------

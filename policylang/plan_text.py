@@ -101,6 +101,9 @@ def expr_text(ir, parent: int = 0) -> str:
         if ir.by is not None:
             text += f" by {expr_text(ir.by)}"
         return f"[{text}]" if ir.kind == "list" else f"{ir.kind}({text})"
+    if isinstance(ir, P.Fold):
+        return f"fold({_name(ir.acc)} = {expr_text(ir.init)} for {_name(ir.var)} in {expr_text(ir.source)}: " \
+               f"{expr_text(ir.body)})"
     if isinstance(ir, P.CallBuiltin):
         return f"{ir.name}({', '.join(expr_text(a) for a in ir.args)})"
     if isinstance(ir, P.Bind):

@@ -542,6 +542,18 @@ def expressions(max_leaves: int = 8) -> st.SearchStrategy:
                         max_leaves=max_leaves)
 
 
+def int_constants(max_leaves: int = 5) -> st.SearchStrategy:
+    """Well-typed int constant expressions: small literals (0 included) under + - * / %, unary
+    minus and if, so that some of them divide by zero."""
+    literal = st.integers(0, 3).map(lambda v: ast.Literal(v, "int", str(v)))
+    condition = st.sampled_from([ast.Literal(True, "bool", "true"), ast.Literal(False, "bool", "false")])
+    return st.recursive(literal, lambda sub: st.one_of(
+        st.builds(ast.Binary, st.sampled_from(["+", "-", "*", "/", "%"]), sub, sub),
+        sub.map(_negate),
+        st.builds(ast.If, condition, sub, sub),
+    ), max_leaves=max_leaves)
+
+
 def _type_refs():
     simple = identifiers.map(ast.TypeRef)
     return st.recursive(simple, lambda sub: st.one_of(

@@ -90,3 +90,17 @@ def test_operators_bind_as_documented():
 def test_keywords_are_field_names_after_a_dot():
     e = parse_expr("taint.value == x.code")
     assert e.left.name == "value" and e.right.name == "code"
+
+
+def test_fold_builds_step_by_step(tmp_path):
+    from policylang import check, compile_profile, load_program
+    from policylang.run.interpret import evaluate
+    from policylang.compile import _Compiler
+
+    e = parse_expr("fold(acc = [] for x in [3, 1, 2]: acc + [len(acc) * 10 + x])")
+    assert isinstance(e, ast.Fold) and e.acc == "acc" and e.var == "x"
+    source = tmp_path / "p.sched"
+    source.write_text("def steps() = fold(acc = [] for x in [3, 1, 2]: acc + [len(acc) * 10 + x])\n")
+    checked = check(load_program(source))
+    body = checked.program.root_module.decls[0].body
+    assert evaluate(_Compiler(checked).expr(body, str(source), {}), {}) == [3, 11, 22]

@@ -29,6 +29,7 @@ from policylang.cli import main
 from policylang.cluster.model import Taint, Toleration
 from policylang.cluster.quantity import Quantity, format_quantity, parse_quantity
 from policylang.diagnostics import InputError, PolicyError
+from policylang.format import expr as fmt_expr
 from policylang.format import format_module, format_source
 from policylang.parse import parse
 from policylang.report import eval_json
@@ -133,6 +134,28 @@ def test_the_checker_raises_only_policy_errors_on_generated_programs(module):
         compile_all(check(load_program(text=text)))
     except PolicyError as err:
         _policy_error(err)
+
+
+@given(S.int_constants(), S.int_constants(), S.int_constants(), st.data())
+def test_a_checked_program_compiles_and_runs_or_reports_a_policy_error(default, argument, per_node, data):
+    """A program the checker accepts compiles, or fails with a PolicyError that points at the
+    constant that cannot be computed (a param default or `use` argument of `1 / 0`); and the
+    plan it compiles to schedules any pod on any cluster to a decision (a failure while running,
+    such as a division by zero on a node, is the decision's message), never an exception."""
+    text = (f"policy Constants\n\nparam x: int = {fmt_expr(default)}\nparam y: int = 0\n\n"
+            f"filter f {{\n    reject when params.x + params.y + {fmt_expr(per_node)} * len(node.pods) > 100\n"
+            f"        reason \"too much\"\n}}\n\n"
+            f"profile constants {{\n    use NodeUnschedulable\n    use Constants {{y: {fmt_expr(argument)}}}\n}}\n")
+    note(text)
+    try:
+        plan = compile_all(check(load_program("<constants>.sched", text=text)))["constants"]
+    except PolicyError as err:
+        _policy_error(err)
+        assert all(d.span.line >= 1 for d in err.diagnostics)
+        return
+    cluster, pod = data.draw(scheduling_cases(), label="case")
+    decision = schedule(Executable(plan), cluster.state(), S.structure(pod))
+    assert decision.selected is not None or decision.message
 
 
 _EVAL_INPUTS = [EXAMPLES / "cluster.yaml", *sorted((EXAMPLES / "pods").glob("*.yaml")), *STDLIB]

@@ -114,7 +114,7 @@ def structure_object(raw: dict, file: str, index: int = 0):
     try:
         obj = CONVERTER.structure(raw, cls)
     except (cattrs.BaseValidationError, ValueError, TypeError) as err:
-        raise InputError(_first_error(err), path=file, obj=_describe(raw, index), field=_field_of(err)) from None
+        raise InputError(first_error(err), path=file, obj=_describe(raw, index), field=field_of(err)) from None
     return _apply_defaults(obj)
 
 
@@ -125,7 +125,7 @@ def _describe(raw: dict, index: int) -> str:
     return f"{raw.get('kind')} {ns + '/' if ns else ''}{name}"
 
 
-def _first_error(err: Exception) -> str:
+def first_error(err: Exception) -> str:
     if isinstance(err, cattrs.BaseValidationError):
         leaf = _leaves(err)
         if leaf:
@@ -133,7 +133,7 @@ def _first_error(err: Exception) -> str:
     return str(err)
 
 
-def _field_of(err: Exception) -> str | None:
+def field_of(err: Exception) -> str | None:
     if isinstance(err, cattrs.BaseValidationError):
         leaf = _leaves(err)
         if leaf:

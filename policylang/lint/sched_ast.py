@@ -35,6 +35,8 @@ def children(e) -> list:
         return list(e.values)
     if isinstance(e, ast.Comprehension):
         return [x for x in (e.source, e.where, e.element, e.by) if x is not None]
+    if isinstance(e, ast.Fold):
+        return [e.init, e.source, e.body]
     return []
 
 
@@ -104,6 +106,9 @@ def free_names(e, bound: frozenset = frozenset()) -> set[str]:
             if part is not None:
                 out |= free_names(part, inner)
         return out
+    if isinstance(e, ast.Fold):
+        return free_names(e.init, bound) | free_names(e.source, bound) | \
+            free_names(e.body, bound | {e.acc, e.var})
     out: set[str] = set()
     for c in children(e):
         out |= free_names(c, bound)

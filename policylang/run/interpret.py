@@ -324,6 +324,19 @@ def _satisfies(env: dict, var: str, x, predicate: Fn) -> bool:
     return _truthy(predicate(env))
 
 
+def _fold(ir: P.Fold) -> Fn:
+    acc, var = ir.acc, ir.var
+    init, source, body = compile_ir(ir.init), compile_ir(ir.source), compile_ir(ir.body)
+
+    def run(env):
+        value = init(env)
+        for x in source(env) or ():
+            env[acc], env[var] = value, x
+            value = body(env)
+        return value
+    return run
+
+
 def _call(ir: P.CallBuiltin) -> Fn:
     b = bi.REGISTRY[ir.name]
     args = [compile_ir(a) for a in ir.args]
@@ -351,6 +364,6 @@ def _bind(ir: P.Bind) -> Fn:
 
 _COMPILERS = {
     P.Const: _const, P.Var: _var, P.GetField: _field, P.GetIndex: _index, P.Op: _op, P.Not: _not,
-    P.Neg: _neg, P.Cond: _cond, P.MakeList: _list, P.MakeMap: _map, P.Format: _format, P.Comp: _comp,
+    P.Neg: _neg, P.Cond: _cond, P.MakeList: _list, P.MakeMap: _map, P.Format: _format, P.Comp: _comp, P.Fold: _fold,
     P.CallBuiltin: _call, P.Bind: _bind,
 }

@@ -247,6 +247,15 @@ def _shadowing(ctx):
                 if part is not None:
                     visit(part, inner)
             return
+        if isinstance(e, ast.Fold):
+            visit(e.init, scope)
+            visit(e.source, scope)
+            for name in (e.acc, e.var):
+                what = hides(name, scope)
+                if what:
+                    found.append((e, name, what))
+            visit(e.body, {**scope, e.acc: "fold accumulator", e.var: "fold variable"})
+            return
         for c in children(e):
             visit(c, scope)
 
