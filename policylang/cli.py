@@ -118,22 +118,18 @@ def _pods(paths: list[str]) -> list[Pod]:
 
 def cmd_eval(args) -> int:
     from .report import Style, eval_json, eval_text
-    from .run.schedule import Executable, Sampling, schedule
+    from .run.schedule import Sampling, schedule
 
     if args.config and args.profile:
         raise InputError("give --profile or --config, not both")
     plans = load_plans(args.profile, args.config)
     state = load_cluster(args.cluster)
     pods = _pods(args.pod)
-    executables = {name: Executable(plan) for name, plan in plans.items()}
-    only = next(iter(executables.values())) if len(executables) == 1 and not args.config else None
+    profile_for = _profile_chooser(plans, every_pod=not args.config)
     rng = random.Random(args.seed) if args.tie_break == "random" else None
     decisions = []
     for pod in pods:
-        exe = only or executables.get(pod.spec.scheduler_name)
-        if exe is None:
-            raise InputError(f"no profile for schedulerName '{pod.spec.scheduler_name}' "
-                             f"(profiles: {', '.join(sorted(executables))})", obj=f"Pod {pod.key}")
+        exe = _required_profile(profile_for, pod, plans)
         sampling = (Sampling(args.percentage_of_nodes_to_score)
                     if args.percentage_of_nodes_to_score is not None else None)
         decisions.append(schedule(exe, state, pod, rng=rng, preemption=not args.no_preemption, sampling=sampling))
@@ -148,20 +144,13 @@ def cmd_eval(args) -> int:
 def cmd_explain(args) -> int:
     from .explain import explain
     from .report import Style, explain_json, explain_text
-    from .run.schedule import Executable
 
     if args.config and args.profile:
         raise InputError("give --profile or --config, not both")
     plans = load_plans(args.profile, args.config)
-    executables = {name: Executable(plan) for name, plan in plans.items()}
-    only = next(iter(executables.values())) if len(executables) == 1 and not args.config else None
+    profile_for = _profile_chooser(plans, every_pod=not args.config)
     state = load_cluster(args.cluster)
-    explanations = []
-    for pod in _pods(args.pod):
-        exe = only or executables.get(pod.spec.scheduler_name)
-        if exe is None:
-            raise InputError(f"no profile for schedulerName '{pod.spec.scheduler_name}'", obj=f"Pod {pod.key}")
-        explanations.append(explain(exe, state, pod))
+    explanations = [explain(_required_profile(profile_for, pod, plans), state, pod) for pod in _pods(args.pod)]
     if args.output == "json":
         print(explain_json(explanations))
     else:
@@ -172,17 +161,14 @@ def cmd_explain(args) -> int:
 def cmd_simulate(args) -> int:
     from .cluster.dump import write_state
     from .report import Style, simulate_json, simulate_text
-    from .run.schedule import Executable
     from .simulate import simulate
 
     if args.config and args.profile:
         raise InputError("give --profile or --config, not both")
     plans = load_plans(args.profile, args.config)
-    executables = {name: Executable(plan) for name, plan in plans.items()}
-    if args.profile and len(executables) == 1:
-        # An explicit profile schedules every pod, whatever its schedulerName says.
-        only = next(iter(executables.values()))
-        executables = _AllPods(only)
+    # Like kube-scheduler, a pod whose schedulerName has no profile is left alone, unless one
+    # profile was named explicitly.
+    profile_for = _profile_chooser(plans, every_pod=bool(args.profile))
     state = load_cluster(args.cluster)
     pods = _pods(args.pods)
     rng = random.Random(args.seed) if args.tie_break == "random" else None
@@ -190,7 +176,7 @@ def cmd_simulate(args) -> int:
     progress = _progress_bar if interactive and len(pods) > 20 else None
     placements = []
     try:
-        placements = simulate(executables, state, pods, preemption=not args.no_preemption, rng=rng,
+        placements = simulate(profile_for, state, pods, preemption=not args.no_preemption, rng=rng,
                               progress=progress, into=placements, percentage=args.percentage_of_nodes_to_score)
     except KeyboardInterrupt:
         print("\ninterrupted: showing the pods placed so far", file=sys.stderr)
@@ -206,15 +192,24 @@ def cmd_simulate(args) -> int:
     return 0 if all(p.node or p.decision is None for p in placements) else 1
 
 
-class _AllPods(dict):
-    """Every schedulerName maps to the one profile given."""
+def _profile_chooser(plans: dict, every_pod: bool):
+    """Which profile schedules a pod: the only one, when ``every_pod`` and there is just one;
+    otherwise the one named by the pod's spec.schedulerName (or None)."""
+    from .run.schedule import Executable
 
-    def __init__(self, exe):
-        super().__init__()
-        self.exe = exe
+    executables = {name: Executable(plan) for name, plan in plans.items()}
+    if every_pod and len(executables) == 1:
+        only = next(iter(executables.values()))
+        return lambda pod: only
+    return lambda pod: executables.get(pod.spec.scheduler_name)
 
-    def get(self, key, default=None):
-        return self.exe
+
+def _required_profile(profile_for, pod: Pod, plans: dict):
+    exe = profile_for(pod)
+    if exe is None:
+        raise InputError(f"no profile for schedulerName '{pod.spec.scheduler_name}' "
+                         f"(profiles: {', '.join(sorted(plans))})", obj=f"Pod {pod.key}")
+    return exe
 
 
 def _progress_bar(done: int, total: int) -> None:

@@ -43,7 +43,8 @@ def queue_order(pods: Iterable[Pod]) -> list[Pod]:
     return [p for _, p in indexed]
 
 
-def simulate(executables: dict[str, Executable], state: ClusterState, pods: Iterable[Pod], *,
+def simulate(profile_for: "Callable[[Pod], Executable | None] | dict[str, Executable]", state: ClusterState,
+             pods: Iterable[Pod], *,
              preemption: bool = True, rng=None,
              progress: Callable[[int, int], None] | None = None,
              into: list | None = None, percentage: "int | None" = None) -> list[Placement]:
@@ -57,7 +58,7 @@ def simulate(executables: dict[str, Executable], state: ClusterState, pods: Iter
     placements = into if into is not None else []
     sampling = Sampling()
     for i, pod in enumerate(queue):
-        exe = executables.get(pod.spec.scheduler_name)
+        exe = profile_for.get(pod.spec.scheduler_name) if isinstance(profile_for, dict) else profile_for(pod)
         if exe is None:
             placements.append(Placement(pod, None))
             continue

@@ -412,7 +412,7 @@ def clusters(draw, min_nodes: int = 1, max_nodes: int = 5, max_pods: int = 6, af
 # - inside `${...}` a string cannot contain the quote that delimits the enclosing string, so an
 #   interpolated string holds no interpolated string, and its holes hold no string with a `'`.
 
-EXPR_KEYWORDS = frozenset({"if", "not", "true", "false", "null"})  # keywords where an expression starts
+EXPR_KEYWORDS = frozenset({"if", "not", "true", "false", "null", "fold"})  # keywords where an expression starts
 AGGREGATES = ("any", "all", "count", "sum", "min", "max", "first")
 COMMON_NAMES = ["pod", "node", "cluster", "params", "feasible", "score", "scores", "t", "tol", "x", "n", "p",
                 "requested", "allocatable", "reasons", "value", "code", "reason", "weight", "in", "where"]
@@ -525,6 +525,7 @@ def _extend(sub, strings, holes):
         st.lists(sub, max_size=3).map(lambda items: ast.ListExpr(tuple(items))),
         maps,
         _comprehension(sub),
+        st.builds(ast.Fold, names, sub, names, sub, sub).filter(lambda f: f.acc != f.var),
     ]
     if holes is not None:
         options.append(_interpolated(holes, strings))
@@ -535,7 +536,7 @@ def _extend(sub, strings, holes):
 def expressions(max_leaves: int = 8) -> st.SearchStrategy:
     """Any expression the parser can produce: literals of every kind (negative numbers included),
     names, fields, indexes, calls (builtins, defs, module.def), every operator, if, lists, maps
-    and records, comprehensions of every kind and form, interpolated strings."""
+    and records, comprehensions of every kind and form, folds, interpolated strings."""
     holes = st.recursive(_leaves(_hole_string_values),
                          lambda sub: _extend(sub, _hole_string_values, None), max_leaves=3)
     return st.recursive(_leaves(string_values), lambda sub: _extend(sub, string_values, holes),

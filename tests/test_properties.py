@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 import strategies as S
 from policylang import Executable, check, compile_all, load_plans, load_program, schedule, stdlib_dir
+from policylang import ast as A
 from policylang.ast import Module
 from policylang.builtins import tolerates
 from policylang.cli import main
@@ -39,8 +40,67 @@ EXAMPLES = ROOT / "examples"
 STDLIB = sorted(stdlib_dir().glob("*.sched"))
 
 
+@lru_cache(maxsize=None)
+def default_profile() -> Executable:
+    return Executable(load_plans()["default-scheduler"])
+
+
+@st.composite
+def scheduling_cases(draw, affinity: bool = True):
+    """A cluster and a pending pod for it."""
+    cluster = draw(S.clusters(affinity=affinity))
+    pod = draw(S.pods("pending-0", tuple(cluster.node_names), affinity=affinity))
+    return cluster, pod
+
+
+def decide(cluster: S.Cluster, pod: dict, exe: Executable | None = None):
+    """Schedule the pod on a freshly loaded state. Generated inputs use only what the engine
+    supports, so the plan must run to the end: every node gets a verdict."""
+    decision = schedule(exe or default_profile(), cluster.state(), S.structure(pod))
+    assert len(decision.nodes) == len(cluster.nodes), decision.message
+    return decision
+
+
 # ---- syntax: the formatter and the parser agree --------------------------------------------------
 
+def _module(*decls) -> Module:
+    return Module("<generated>", decls)
+
+
+def _int(v: int, text: str | None = None) -> A.Literal:
+    return A.Literal(v, "int", text or str(v))
+
+
+# Shrunk examples of bugs these properties found, kept as regression tests.
+FORMAT_REGRESSIONS = [
+    # Strings were quoted with json.dumps: "\u001f" is not an escape of the grammar (P011).
+    _module(A.Import(alias="pod", path="\x1f")),
+    # ... and a map key holding "${" was printed unescaped, so it read back as a hole (P010).
+    _module(A.Def("f", (), A.MapExpr(("${x}",), (_int(1),), record=False))),
+    # A negative number as a field's target lost its parentheses: -0.metadata is -(0.metadata).
+    _module(A.Rule("pod", None, (A.Tolerate("dedicated", "Exists", None, "pod"),
+                                 A.Spread("", A.Field(_int(0, "-0"), "metadata"), "pod")))),
+    # The source of a short comprehension lost its parentheses: [pod in not 0 where 0] does not
+    # parse, and any(t in a or b) means something else.
+    _module(A.Param("pod", A.TypeRef("pod"), A.Interpolated((
+        A.Comprehension("list", "pod", A.Unary("not", _int(0)), None, _int(0)),)))),
+    _module(A.Def("f", (), A.Comprehension("any", "t", A.Binary("or", A.Name("a"), A.Name("b"))))),
+    # An escaped quote inside a hole's string ended the hole early: '${{"\"": 0}}' (P010).
+    _module(A.Param("pod", A.RecordTypeRef(()), A.Interpolated((A.MapExpr(('"',), (_int(0),), record=False),)))),
+    # "\x85" (like "\r", "\u2028") broke the formatter's lines inside a string: a comment `#"` appeared.
+    _module(A.Def("pod", (), A.Literal("\x85#", "string"))),
+]
+
+
+def _examples(cases):
+    def decorate(test):
+        for case in reversed(cases):
+            test = example(case)(test)
+        return test
+    return decorate
+
+
+@_examples(FORMAT_REGRESSIONS)
 @given(S.modules())
 def test_parse_of_format_is_the_tree(module):
     """For every syntax tree the parser can produce, parsing its formatted text gives the same
@@ -50,6 +110,7 @@ def test_parse_of_format_is_the_tree(module):
     assert parse(text, "<generated>").decls == module.decls
 
 
+@_examples(FORMAT_REGRESSIONS)
 @given(S.modules())
 def test_format_is_idempotent(module):
     """Formatting formatted text changes nothing."""
@@ -75,6 +136,10 @@ def test_formatting_a_real_file_keeps_its_tree_and_comments(named):
     note(once)
     assert parse(once, name).decls == tree.decls
     assert format_source(once, name) == once
+    kept = once.split("\n")
+    for line in text.split("\n"):
+        if line.strip().startswith("#"):
+            assert any(line.strip() in k for k in kept), f"comment lost: {line.strip()!r}"
 
 
 # ---- robustness: only the project's own errors, whatever the input ----------------------------
@@ -124,6 +189,7 @@ def test_the_checker_raises_only_policy_errors_on_mutated_policies(case):
         _policy_error(err)
 
 
+@example(_module(A.Profile("A", (A.Use("\x00", is_path=True),))))  # resolving the path raised ValueError
 @given(S.modules())
 def test_the_checker_raises_only_policy_errors_on_generated_programs(module):
     """Any syntactically valid program (generated as a tree) checks and compiles, or fails with a
@@ -136,8 +202,10 @@ def test_the_checker_raises_only_policy_errors_on_generated_programs(module):
         _policy_error(err)
 
 
-@given(S.int_constants(), S.int_constants(), S.int_constants(), st.data())
-def test_a_checked_program_compiles_and_runs_or_reports_a_policy_error(default, argument, per_node, data):
+@example(A.Binary("/", _int(1), _int(0)), _int(0), _int(0),  # `param x: int = 1 / 0` raised EvalError
+         (S.Cluster((), ()), {"kind": "Pod", "metadata": {"name": "p"}}))
+@given(S.int_constants(), S.int_constants(), S.int_constants(), scheduling_cases())
+def test_a_checked_program_compiles_and_runs_or_reports_a_policy_error(default, argument, per_node, case):
     """A program the checker accepts compiles, or fails with a PolicyError that points at the
     constant that cannot be computed (a param default or `use` argument of `1 / 0`); and the
     plan it compiles to schedules any pod on any cluster to a decision (a failure while running,
@@ -153,7 +221,7 @@ def test_a_checked_program_compiles_and_runs_or_reports_a_policy_error(default, 
         _policy_error(err)
         assert all(d.span.line >= 1 for d in err.diagnostics)
         return
-    cluster, pod = data.draw(scheduling_cases(), label="case")
+    cluster, pod = case
     decision = schedule(Executable(plan), cluster.state(), S.structure(pod))
     assert decision.selected is not None or decision.message
 
@@ -280,27 +348,6 @@ def test_milli_and_value_round_up(q):
 
 
 # ---- decisions of the default profile -----------------------------------------------------------
-
-@lru_cache(maxsize=None)
-def default_profile() -> Executable:
-    return Executable(load_plans()["default-scheduler"])
-
-
-@st.composite
-def scheduling_cases(draw, affinity: bool = True):
-    """A cluster and a pending pod for it."""
-    cluster = draw(S.clusters(affinity=affinity))
-    pod = draw(S.pods("pending-0", tuple(cluster.node_names), affinity=affinity))
-    return cluster, pod
-
-
-def decide(cluster: S.Cluster, pod: dict, exe: Executable | None = None):
-    """Schedule the pod on a freshly loaded state. Generated inputs use only what the engine
-    supports, so the plan must run to the end: every node gets a verdict."""
-    decision = schedule(exe or default_profile(), cluster.state(), S.structure(pod))
-    assert len(decision.nodes) == len(cluster.nodes), decision.message
-    return decision
-
 
 @given(scheduling_cases())
 def test_decisions_are_deterministic(case):
@@ -560,3 +607,23 @@ def test_a_rule_toleration_is_the_same_as_writing_it_into_the_pod(case, rule):
     by_hand = decide(cluster, written)
     note(f"matches: {matches}")
     assert attrs.evolve(with_rule, profile="") == attrs.evolve(by_hand, profile="")
+
+
+# ---- regressions found while writing these properties ---------------------------------------------
+
+def test_a_program_given_as_text_can_use_its_own_policy():
+    """A program loaded from text under a path that is not on disk could not `use` the policy
+    it declares itself (P054 policy file not found); found building the rule property."""
+    text = 'policy P\n\nfilter f {\n    reject when false\n        reason "never"\n}\n\nprofile p {\n    use P\n}\n'
+    plan = compile_all(check(load_program("<text>.sched", text=text)))["p"]
+    assert [plugin.name for plugin in plan.plugins] == ["P"]
+
+
+def test_a_file_named_by_a_relative_path_can_use_itself(tmp_path, monkeypatch, capsys):
+    """`policylang plan p.sched` on a file saying `use "./p.sched"` loaded it twice, under two
+    spellings of its path (P015 policy P is also declared in p.sched)."""
+    (tmp_path / "p.sched").write_text('policy P\n\nfilter f {\n    reject when false\n        reason "never"\n}\n\n'
+                                      'profile p {\n    use "./p.sched"\n}\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["plan", "p.sched"]) == 0
+    assert "plugin P" in capsys.readouterr().out
