@@ -378,14 +378,27 @@ class Cluster:
         return Cluster(tuple(self.nodes if nodes is None else nodes), tuple(self.pods if pods is None else pods))
 
 
+def _renamed(node: dict, name: str) -> dict:
+    node = copy.deepcopy(node)
+    node["metadata"]["name"] = name
+    node["metadata"]["labels"][HOSTNAME_KEY] = name
+    return node
+
+
 @st.composite
 def clusters(draw, min_nodes: int = 1, max_nodes: int = 5, max_pods: int = 6, affinity: bool = True) -> Cluster:
     """A cluster: nodes with distinct names, and pods bound only to those nodes.
 
+    Half the time nodes come from one or two pools of identical nodes (as node groups do), so
+    equal scores, and the tie-breaking between them, are common.
     ``affinity=False`` leaves inter-pod (anti-)affinity and topology spread out of every pod."""
     count = draw(st.integers(min_nodes, max_nodes))
     names = [f"node-{i}" for i in range(count)]
-    node_dicts = [draw(nodes(name)) for name in names]
+    if draw(st.booleans()):
+        pools = [draw(nodes("pool")) for _ in range(draw(st.integers(1, 2)))]
+        node_dicts = [_renamed(draw(st.sampled_from(pools)), name) for name in names]
+    else:
+        node_dicts = [draw(nodes(name)) for name in names]
     pod_dicts = [draw(pods(f"running-{i}", tuple(names), bound=True, affinity=affinity))
                  for i in range(draw(st.integers(0, max_pods)))] if names else []
     return Cluster(tuple(node_dicts), tuple(pod_dicts))

@@ -61,6 +61,11 @@ def decide(cluster: S.Cluster, pod: dict, exe: Executable | None = None):
     return decision
 
 
+def more_examples(factor: int):
+    """For tests that take a millisecond per example: `factor` times the profile's examples."""
+    return settings(max_examples=settings.default.max_examples * factor)
+
+
 # ---- syntax: the formatter and the parser agree --------------------------------------------------
 
 def _module(*decls) -> Module:
@@ -159,6 +164,7 @@ def _policy_error(err: PolicyError) -> None:
     assert err.render()
 
 
+@more_examples(10)
 @given(st.text() | token_soup)
 def test_the_parser_raises_only_policy_errors(text):
     """Any text at all parses or raises a PolicyError with at least one rendered diagnostic; no
@@ -288,6 +294,7 @@ def _round_up_to_nanos(x: Fraction) -> Fraction:
     return magnitude if x >= 0 else -magnitude
 
 
+@more_examples(10)
 @given(S.quantity_texts())
 @example(S.QuantityText("-", "0", "0000000001", ""))  # -0.1n is -1n, not 0
 def test_quantity_text_parses_to_its_exact_value(q):
@@ -298,6 +305,7 @@ def test_quantity_text_parses_to_its_exact_value(q):
     assert parse_quantity(q.text).amount == _round_up_to_nanos(q.exact)
 
 
+@more_examples(10)
 @given(S.quantities())
 def test_quantity_print_parse_round_trip(q):
     """Printing a quantity and parsing the text gives the same value, whatever its format; and
@@ -313,6 +321,7 @@ def test_quantity_print_parse_round_trip(q):
         assert canonical == text
 
 
+@more_examples(10)
 @given(S.quantity_texts())
 def test_canonical_quantity_text_is_a_fixed_point(q):
     """Any accepted text, parsed and printed, is canonical: parsing the printed text gives the
@@ -323,6 +332,7 @@ def test_canonical_quantity_text_is_a_fixed_point(q):
     assert str(parse_quantity(text)) == text
 
 
+@more_examples(10)
 @given(S.quantities(), S.quantities(), st.integers(-10**6, 10**6))
 def test_quantity_arithmetic_is_exact(a, b, k):
     """Sums, differences, products with integers, negation and comparisons of quantities agree
@@ -337,6 +347,7 @@ def test_quantity_arithmetic_is_exact(a, b, k):
     assert (a == k) == (x == k) and (a < k) == (x < k)
 
 
+@more_examples(10)
 @given(S.quantities())
 def test_milli_and_value_round_up(q):
     """milli() and value() are the smallest integers at or above the value in thousandths and in

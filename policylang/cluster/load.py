@@ -79,6 +79,9 @@ def _make_converter() -> cattrs.Converter:
         def structure(value, _type):
             if not isinstance(value, dict):
                 raise ValueError(f"expected an object, got {type(value).__name__}")
+            # A null field is an absent field (JSON dumps and hand-written YAML both have them).
+            if None in value.values():
+                value = {k: v for k, v in value.items() if v is not None}
             return fn(value, _type)
 
         return structure
@@ -88,6 +91,8 @@ def _make_converter() -> cattrs.Converter:
 
 
 CONVERTER = _make_converter()
+# libyaml's parser when PyYAML has it (its wheels do): several times faster on big dumps.
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def load_cluster(paths: Iterable[str | Path]) -> ClusterState:
@@ -110,7 +115,7 @@ def load_objects(path: str | Path, kinds: Iterable[str] | None = None) -> list:
 def structure_object(raw: dict, file: str, index: int = 0):
     kind = raw["kind"]
     cls = KINDS[kind]
-    raw = _prepare(kind, _drop_nulls(raw))
+    raw = _prepare(kind, {k: v for k, v in raw.items() if v is not None})
     try:
         obj = CONVERTER.structure(raw, cls)
     except (cattrs.BaseValidationError, ValueError, TypeError) as err:
@@ -174,7 +179,7 @@ def _documents(path: Path) -> Iterator[tuple[str, int, dict]]:
     except (OSError, UnicodeDecodeError) as err:
         raise InputError(f"cannot read: {err}", path=str(path)) from None
     try:
-        docs = [json.loads(text)] if path.suffix == ".json" else list(yaml.safe_load_all(text))
+        docs = [json.loads(text)] if path.suffix == ".json" else list(yaml.load_all(text, Loader=_YAML_LOADER))
     except json.JSONDecodeError as err:
         raise InputError(f"invalid JSON at line {err.lineno} column {err.colno}: {err.msg}", path=str(path)) from None
     except yaml.YAMLError as err:
@@ -210,14 +215,6 @@ def _flatten(doc: Any, file: str) -> Iterator[dict]:
     yield doc
 
 
-def _drop_nulls(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_drop_nulls(v) for v in value]
-    return value
-
-
 def _prepare(kind: str, raw: dict) -> dict:
     """Shape differences between kinds that share a model class."""
     if kind == "ReplicationController":
@@ -234,17 +231,17 @@ def _prepare(kind: str, raw: dict) -> dict:
 def _apply_defaults(obj):
     """The API server's defaults for fields a hand-written manifest leaves out."""
     if isinstance(obj, model.Pod):
-        meta = obj.metadata
+        # Most dumps already carry every default: change (and copy) only what needs it.
+        meta, spec = obj.metadata, obj.spec
         if not meta.namespace:
             meta = attrs.evolve(meta, namespace="default")
-        spec = obj.spec
-        host_network = spec.host_network
-        spec = attrs.evolve(
-            spec,
-            containers=tuple(_default_container(c, host_network) for c in spec.containers),
-            init_containers=tuple(_default_container(c, host_network) for c in spec.init_containers),
-            scheduler_name=spec.scheduler_name or "default-scheduler",
-        )
+        containers = tuple(_default_container(c, spec.host_network) for c in spec.containers)
+        init_containers = tuple(_default_container(c, spec.host_network) for c in spec.init_containers)
+        if (containers, init_containers) != (spec.containers, spec.init_containers) or not spec.scheduler_name:
+            spec = attrs.evolve(spec, containers=containers, init_containers=init_containers,
+                                scheduler_name=spec.scheduler_name or "default-scheduler")
+        if meta is obj.metadata and spec is obj.spec:
+            return obj
         return attrs.evolve(obj, metadata=meta, spec=spec)
     if isinstance(obj, (model.Service, model.Workload, model.PodDisruptionBudget, model.PersistentVolumeClaim,
                         model.CSIStorageCapacity)) and not obj.metadata.namespace:
@@ -283,6 +280,9 @@ def _default_container(c: model.Container, host_network: bool) -> model.Containe
         requests = {**res.limits, **res.requests}
         c = attrs.evolve(c, resources=attrs.evolve(res, requests=requests))
     # With hostNetwork every container port is a host port.
-    ports = tuple(attrs.evolve(p, protocol=p.protocol or "TCP",
-                               host_port=p.host_port or (p.container_port if host_network else 0)) for p in c.ports)
-    return attrs.evolve(c, ports=ports)
+    if any(not p.protocol or (host_network and not p.host_port) for p in c.ports):
+        ports = tuple(attrs.evolve(p, protocol=p.protocol or "TCP",
+                                   host_port=p.host_port or (p.container_port if host_network else 0))
+                      for p in c.ports)
+        c = attrs.evolve(c, ports=ports)
+    return c
