@@ -75,9 +75,21 @@ def _parser() -> argparse.ArgumentParser:
     sm.add_argument("--percentage-of-nodes-to-score", type=int, metavar="N",
                     help="score only this share of nodes, as upstream (default: the profile's setting, else "
                          "upstream's adaptive default; 100 scores every node)")
+    sm.add_argument("--replicas", type=int, metavar="N",
+                    help="expand Deployments, StatefulSets, ReplicaSets and Jobs in --pods into N pods each "
+                         "(default: their own replica count)")
     sm.add_argument("--tie-break", choices=("name", "random"), default="name")
     sm.add_argument("--seed", type=int, default=0)
     sm.set_defaults(run=cmd_simulate)
+
+    d = sub.add_parser("diff", help="what a policy change does: simulate the same pods under two profiles")
+    d.add_argument("--policy", action="append", required=True, metavar="NAME|FILE",
+                   help="twice: a stdlib profile name, a .sched file with a profile, or a KubeSchedulerConfiguration")
+    d.add_argument("--cluster", action="append", required=True, metavar="PATH")
+    d.add_argument("--pods", action="append", required=True, metavar="PATH")
+    d.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    d.add_argument("--no-preemption", action="store_true")
+    d.set_defaults(run=cmd_diff)
 
     pl = sub.add_parser("plan", help="print the evaluation plan of a profile")
     pl.add_argument("profile", nargs="?", metavar="PATH|NAME")
@@ -109,8 +121,17 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _pods(paths: list[str]) -> list[Pod]:
+def _pods(paths: list[str], state=None, replicas: int | None = None) -> list[Pod]:
+    """The pods in ``paths``; given a state, workloads there are expanded into their pods too,
+    and their controllers added to the state."""
+    from .cluster.workloads import expand_workloads
+
     pods = [obj for path in paths for obj in load_objects(path, kinds=["Pod"])]
+    if state is not None:
+        for path in paths:
+            expanded, owners = expand_workloads(path, replicas)
+            pods += expanded
+            state.workloads.extend(owners)
     if not pods:
         raise InputError("no Pod found", path=", ".join(paths))
     return pods
@@ -170,7 +191,7 @@ def cmd_simulate(args) -> int:
     # profile was named explicitly.
     profile_for = _profile_chooser(plans, every_pod=bool(args.profile))
     state = load_cluster(args.cluster)
-    pods = _pods(args.pods)
+    pods = _pods(args.pods, state, args.replicas)
     rng = random.Random(args.seed) if args.tie_break == "random" else None
     interactive = sys.stderr.isatty() and args.output == "text"
     progress = _progress_bar if interactive and len(pods) > 20 else None
@@ -190,6 +211,32 @@ def cmd_simulate(args) -> int:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         print(simulate_text(placements, state, Style(color)))
     return 0 if all(p.node or p.decision is None for p in placements) else 1
+
+
+def cmd_diff(args) -> int:
+    from .diff import changes, diff_json, diff_text
+    from .report import simulate_summary, utilisation
+    from .simulate import simulate
+
+    if len(args.policy) != 2:
+        raise InputError("give --policy exactly twice: the policy before and after")
+    pods = _pods(args.pods)
+    runs = []
+    for policy in args.policy:
+        is_config = policy.endswith((".yaml", ".yml"))
+        plans = load_plans(None if is_config else policy, policy if is_config else None)
+        state = load_cluster(args.cluster)
+        placements = simulate(_profile_chooser(plans, every_pod=not is_config), state, pods,
+                              preemption=not args.no_preemption)
+        runs.append((placements, state))
+    (a, state_a), (b, state_b) = runs
+    found = changes(a, b)
+    if args.output == "json":
+        print(diff_json(args.policy[0], args.policy[1], found, simulate_summary(a), simulate_summary(b)))
+    else:
+        print(diff_text(args.policy[0], args.policy[1], found, simulate_summary(a), simulate_summary(b),
+                        utilisation(state_a), utilisation(state_b)))
+    return 0
 
 
 def _profile_chooser(plans: dict, every_pod: bool):

@@ -130,12 +130,14 @@ _DNS_PREFIX = st.from_regex(r"[a-z0-9]([-a-z0-9]{0,6}[a-z0-9])?(\.[a-z0-9]([-a-z
 def label_keys() -> st.SearchStrategy[str]:
     """Valid label keys, mostly from a small shared vocabulary."""
     prefixed = st.builds(lambda p, n: f"{p}/{n}", _DNS_PREFIX, _NAME_PART)
-    return st.sampled_from(LABEL_KEYS) | _NAME_PART | prefixed
+    vocabulary = st.sampled_from(LABEL_KEYS)
+    return st.one_of(vocabulary, vocabulary, vocabulary, _NAME_PART, prefixed)
 
 
 def label_values() -> st.SearchStrategy[str]:
     """Valid label values (empty, or a qualified name part), mostly from the vocabulary."""
-    return st.sampled_from(LABEL_VALUES) | _NAME_PART
+    vocabulary = st.sampled_from(LABEL_VALUES)
+    return st.one_of(vocabulary, vocabulary, vocabulary, _NAME_PART)
 
 
 def label_sets(max_size: int = 4) -> st.SearchStrategy[dict]:
@@ -211,6 +213,11 @@ def tolerations(draw) -> dict:
 
 # ---- nodes ------------------------------------------------------------------------------------
 
+def maybe(draw, k: int, n: int) -> bool:
+    """True k times in n; shrinks to False (the simpler object, without the optional part)."""
+    return draw(st.integers(0, n - 1)) >= n - k
+
+
 IMAGES = ["nginx:1.27", "redis:7.2", "busybox", "registry.example.com/team/app:v2", "postgres:16"]
 EXTENDED = "example.com/gpu"
 
@@ -219,10 +226,15 @@ EXTENDED = "example.com/gpu"
 def nodes(draw, name: str = "node-0") -> dict:
     """A Node: allocatable (and capacity) cpu, memory and pods, sometimes ephemeral-storage and
     an extended resource; labels with its zone and hostname; taints; images; unschedulable."""
-    allocatable = {"cpu": draw(cpu_texts()), "memory": draw(memory_texts()), "pods": str(draw(st.integers(0, 12)))}
-    if draw(st.booleans()):
+    # Mostly machine-sized, sometimes anything (tiny, zero) so that resources run out.
+    allocatable = {
+        "cpu": draw(cpu_texts()) if maybe(draw, 1, 4) else draw(st.sampled_from(["2", "4", "8", "16"])),
+        "memory": draw(memory_texts()) if maybe(draw, 1, 4) else draw(st.sampled_from(["4Gi", "8Gi", "16Gi", "32Gi"])),
+        "pods": str(draw(st.integers(0, 6))) if maybe(draw, 1, 4) else draw(st.sampled_from(["32", "110"])),
+    }
+    if maybe(draw, 1, 2):
         allocatable["ephemeral-storage"] = draw(memory_texts(200 * 1024))
-    if draw(st.integers(0, 3)) == 0:
+    if maybe(draw, 1, 4):
         allocatable[EXTENDED] = str(draw(st.integers(0, 4)))
     labels = draw(label_sets(3))
     labels[HOSTNAME_KEY] = name
@@ -230,10 +242,10 @@ def nodes(draw, name: str = "node-0") -> dict:
         labels[ZONE_KEY] = draw(st.sampled_from(ZONES))
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
             "spec": {}, "status": {"capacity": dict(allocatable), "allocatable": allocatable}}
-    node_taints = draw(st.lists(taints(), max_size=3, unique_by=lambda t: (t["key"], t["effect"])))
-    if node_taints:
-        node["spec"]["taints"] = node_taints
-    if draw(st.integers(0, 5)) == 0:
+    if maybe(draw, 1, 2):
+        node["spec"]["taints"] = draw(st.lists(taints(), min_size=1, max_size=3,
+                                               unique_by=lambda t: (t["key"], t["effect"])))
+    if maybe(draw, 1, 8):
         node["spec"]["unschedulable"] = True
     images = draw(st.lists(st.sampled_from(IMAGES), max_size=3, unique=True))
     if images:
@@ -249,19 +261,19 @@ def resources(draw, extended: bool = True) -> dict:
     """A container's requests and limits (either may be absent; limits alone imply requests)."""
     def amounts():
         out = {}
-        if draw(st.integers(0, 3)) > 0:
-            out["cpu"] = draw(cpu_texts(4000))
-        if draw(st.integers(0, 3)) > 0:
-            out["memory"] = draw(memory_texts(8192))
-        if extended and draw(st.integers(0, 5)) == 0:
+        if maybe(draw, 3, 4):
+            out["cpu"] = draw(cpu_texts(2000))
+        if maybe(draw, 3, 4):
+            out["memory"] = draw(memory_texts(4096))
+        if extended and maybe(draw, 1, 8):
             out[EXTENDED] = str(draw(st.integers(0, 2)))
-        if draw(st.integers(0, 5)) == 0:
+        if maybe(draw, 1, 6):
             out["ephemeral-storage"] = draw(memory_texts(20 * 1024))
         return out
     res = {}
-    if draw(st.integers(0, 4)) > 0:
+    if maybe(draw, 4, 5):
         res["requests"] = amounts()
-    if draw(st.integers(0, 3)) == 0:
+    if maybe(draw, 1, 4):
         res["limits"] = amounts()
     return res
 
@@ -270,11 +282,11 @@ def resources(draw, extended: bool = True) -> dict:
 def containers(draw, name: str, sidecar: bool = False) -> dict:
     """A container with an image from the shared list, resources, and sometimes a host port."""
     c = {"name": name, "image": draw(st.sampled_from(IMAGES)), "resources": draw(resources())}
-    if draw(st.integers(0, 3)) == 0:
+    if maybe(draw, 1, 5):
         port = {"containerPort": 8080, "hostPort": draw(st.sampled_from([80, 443, 8080]))}
         if draw(st.booleans()):
             port["protocol"] = draw(st.sampled_from(["TCP", "UDP"]))
-        if draw(st.integers(0, 3)) == 0:
+        if maybe(draw, 1, 4):
             port["hostIP"] = draw(st.sampled_from(["0.0.0.0", "127.0.0.1", "10.0.0.1"]))
         c["ports"] = [port]
     if sidecar:
@@ -299,52 +311,52 @@ def pods(draw, name: str = "pending", node_names: tuple = (), bound: bool = Fals
 
     ``bound``: the pod runs on one of ``node_names`` (phase Running, rarely Succeeded);
     otherwise it is pending, and sometimes names a node in ``spec.nodeName`` itself."""
-    spec: dict = {"containers": [draw(containers(f"c{i}")) for i in range(draw(st.integers(1, 3)))]}
-    inits = [draw(containers(f"init{i}", sidecar=draw(st.booleans()))) for i in range(draw(st.integers(0, 2)))]
-    if inits:
-        spec["initContainers"] = inits
-    tols = draw(st.lists(tolerations(), max_size=3))
-    if tols:
-        spec["tolerations"] = tols
-    if draw(st.integers(0, 3)) == 0:
+    spec: dict = {"containers": [draw(containers(f"c{i}")) for i in range(1 + maybe(draw, 1, 3) + maybe(draw, 1, 6))]}
+    if maybe(draw, 1, 3):
+        spec["initContainers"] = [draw(containers(f"init{i}", sidecar=draw(st.booleans())))
+                                  for i in range(draw(st.integers(1, 2)))]
+    if maybe(draw, 1, 2):
+        spec["tolerations"] = draw(st.lists(tolerations(), min_size=1, max_size=3))
+    if maybe(draw, 1, 5):
         spec["nodeSelector"] = draw(label_sets(2))
     node_affinity = {}
-    if draw(st.integers(0, 3)) == 0:
+    if maybe(draw, 1, 6):
         node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {
             "nodeSelectorTerms": draw(st.lists(node_selector_terms(), min_size=1, max_size=2))}
-    if draw(st.integers(0, 3)) == 0:
+    if maybe(draw, 1, 3):
         node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = draw(st.lists(
             st.builds(lambda w, t: {"weight": w, "preference": t}, st.integers(1, 100), node_selector_terms()),
             min_size=1, max_size=2))
     aff = {"nodeAffinity": node_affinity} if node_affinity else {}
     if affinity:
         for kind in ("podAffinity", "podAntiAffinity"):
-            if draw(st.integers(0, 4)) == 0:
+            if maybe(draw, 1, 5):
                 aff[kind] = {}
-                if draw(st.booleans()):
+                if maybe(draw, 1, 3):
                     aff[kind]["requiredDuringSchedulingIgnoredDuringExecution"] = draw(
                         st.lists(pod_affinity_terms(), min_size=1, max_size=2))
                 else:
                     aff[kind]["preferredDuringSchedulingIgnoredDuringExecution"] = draw(st.lists(
                         st.builds(lambda w, t: {"weight": w, "podAffinityTerm": t}, st.integers(1, 100),
                                   pod_affinity_terms()), min_size=1, max_size=2))
-        if draw(st.integers(0, 4)) == 0:
+        if maybe(draw, 1, 5):
             spec["topologySpreadConstraints"] = draw(st.lists(st.builds(
                 lambda skew, key, when, sel: {"maxSkew": skew, "topologyKey": key, "whenUnsatisfiable": when,
                                               "labelSelector": sel},
                 st.integers(1, 3), st.sampled_from([ZONE_KEY, HOSTNAME_KEY]),
-                st.sampled_from(["DoNotSchedule", "ScheduleAnyway"]), label_selectors()), min_size=1, max_size=2))
+                st.sampled_from(["ScheduleAnyway", "ScheduleAnyway", "DoNotSchedule"]), label_selectors()),
+                min_size=1, max_size=2))
     if aff:
         spec["affinity"] = aff
-    if draw(st.integers(0, 2)) == 0:
+    if maybe(draw, 1, 3):
         spec["priority"] = draw(st.integers(-10, 1000))
-    if draw(st.integers(0, 6)) == 0:
+    if maybe(draw, 1, 8):
         spec["overhead"] = {"cpu": draw(cpu_texts(500))}
     status = {"phase": "Pending"}
     if bound:
         spec["nodeName"] = draw(st.sampled_from(node_names))
         status["phase"] = draw(st.sampled_from(["Running"] * 9 + ["Succeeded"]))
-    elif node_names and draw(st.integers(0, 9)) == 0:
+    elif node_names and maybe(draw, 1, 10):
         spec["nodeName"] = draw(st.sampled_from([*node_names, "elsewhere"]))
     metadata = {"name": name, "namespace": namespace or draw(st.sampled_from(NAMESPACES)),
                 "labels": draw(label_sets(3))}

@@ -168,3 +168,48 @@ def test_node_tree_interleaves_zones_and_sampling_rotates(tmp_path):
     second = schedule(exe, state, p, sampling=sampling)
     evaluated = {n.name for n in second.nodes if n.evaluated}
     assert "a-50" in evaluated and "a-00" in evaluated and "a-49" not in evaluated  # wrapped around
+
+
+DEPLOYMENT = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: shop}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      containers: [{name: api, image: api:1, resources: {requests: {cpu: 500m, memory: 256Mi}}}]
+"""
+
+
+def test_replicas_expand_a_deployment_and_spread_by_default(tmp_path, capsys):
+    (tmp_path / "deploy.yaml").write_text(DEPLOYMENT)
+    code, doc = run_json(capsys, "simulate", "--cluster", EXAMPLES / "cluster.yaml", "--pods",
+                         tmp_path / "deploy.yaml", "--replicas", "4", "-o", "json")
+    nodes = [p["node"] for p in doc["placements"]]
+    assert [p["pod"]["name"] for p in doc["placements"]] == [f"api-{i:05d}" for i in range(4)]
+    # The pods' ReplicaSet makes kube-scheduler's default spreading apply: not all on one node.
+    assert len(set(nodes)) > 1 and code == 0
+
+
+def test_diff_shows_what_a_policy_change_moves(capsys):
+    code = main(["diff", "--policy", "default-scheduler", "--policy", str(EXAMPLES / "policies" / "team.sched"),
+                 "--cluster", str(EXAMPLES / "cluster.yaml"), "--pods", str(EXAMPLES / "pods"), "-o", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["schema"] == "policylang/diff/v1"
+    [change] = doc["changes"]
+    assert change["pod"]["name"] == "web-7d4b9-mnopq"
+    assert (change["a"]["node"], change["b"]["node"]) == ("worker-c1", "worker-b1")
+    # The team profile's MostAllocated strategy is what moved it.
+    a, b = change["scores"]["a"], change["scores"]["b"]
+    assert a["worker-c1"]["NodeResourcesFit"] > a["worker-b1"]["NodeResourcesFit"]
+    assert b["worker-b1"]["NodeResourcesFit"] > b["worker-c1"]["NodeResourcesFit"]
+
+
+def test_diff_text(capsys, golden):
+    main(["diff", "--policy", "default-scheduler", "--policy", str(EXAMPLES / "policies" / "team.sched"),
+          "--cluster", str(EXAMPLES / "cluster.yaml"), "--pods", str(EXAMPLES / "pods")])
+    out = capsys.readouterr().out.replace(str(EXAMPLES), "examples")
+    golden(Path(__file__).parent / "fixtures" / "simulate" / "diff.txt", out)
