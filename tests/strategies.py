@@ -238,14 +238,14 @@ def nodes(draw, name: str = "node-0") -> dict:
         allocatable[EXTENDED] = str(draw(st.integers(0, 4)))
     labels = draw(label_sets(3))
     labels[HOSTNAME_KEY] = name
-    if draw(st.integers(0, 4)) > 0:
+    if not maybe(draw, 1, 5):
         labels[ZONE_KEY] = draw(st.sampled_from(ZONES))
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
             "spec": {}, "status": {"capacity": dict(allocatable), "allocatable": allocatable}}
-    if maybe(draw, 1, 2):
+    if maybe(draw, 1, 3):
         node["spec"]["taints"] = draw(st.lists(taints(), min_size=1, max_size=3,
                                                unique_by=lambda t: (t["key"], t["effect"])))
-    if maybe(draw, 1, 8):
+    if maybe(draw, 1, 10):
         node["spec"]["unschedulable"] = True
     images = draw(st.lists(st.sampled_from(IMAGES), max_size=3, unique=True))
     if images:
@@ -297,7 +297,7 @@ def containers(draw, name: str, sidecar: bool = False) -> dict:
 @st.composite
 def pod_affinity_terms(draw) -> dict:
     term = {"labelSelector": draw(label_selectors()), "topologyKey": draw(st.sampled_from([ZONE_KEY, HOSTNAME_KEY]))}
-    if draw(st.integers(0, 3)) == 0:
+    if maybe(draw, 1, 4):
         term["namespaces"] = draw(st.lists(st.sampled_from(NAMESPACES), max_size=2))
     return term
 
@@ -317,7 +317,7 @@ def pods(draw, name: str = "pending", node_names: tuple = (), bound: bool = Fals
                                   for i in range(draw(st.integers(1, 2)))]
     if maybe(draw, 1, 2):
         spec["tolerations"] = draw(st.lists(tolerations(), min_size=1, max_size=3))
-    if maybe(draw, 1, 5):
+    if maybe(draw, 1, 6):
         spec["nodeSelector"] = draw(label_sets(2))
     node_affinity = {}
     if maybe(draw, 1, 6):
@@ -356,7 +356,7 @@ def pods(draw, name: str = "pending", node_names: tuple = (), bound: bool = Fals
     if bound:
         spec["nodeName"] = draw(st.sampled_from(node_names))
         status["phase"] = draw(st.sampled_from(["Running"] * 9 + ["Succeeded"]))
-    elif node_names and maybe(draw, 1, 10):
+    elif node_names and maybe(draw, 1, 15):
         spec["nodeName"] = draw(st.sampled_from([*node_names, "elsewhere"]))
     metadata = {"name": name, "namespace": namespace or draw(st.sampled_from(NAMESPACES)),
                 "labels": draw(label_sets(3))}
