@@ -25,12 +25,14 @@ from policylang.simulate import simulate  # noqa: E402
 
 
 def naive_default(state, pod) -> str | None:
-    """The reference: a direct Python loop, no policy language, no indexes."""
+    """The reference: a direct Python loop over the nodes, no policy language: untolerated
+    taints, required node affinity, cpu and memory fit, LeastAllocated."""
     from policylang.builtins import node_selector_matches, tolerates
     from policylang.cluster.resources import pod_requests
 
     req = pod_requests(pod)
-    cpu, mem = req.get("cpu"), req.get("memory")
+    wanted = {"cpu": req["cpu"].milli() if "cpu" in req else 0,
+              "memory": req["memory"].value() if "memory" in req else 0}
     best, best_score = None, -1
     for node in state.nodes.values():
         if any(t.effect in ("NoSchedule", "NoExecute") and not any(tolerates(x, t) for x in pod.spec.tolerations)
@@ -40,12 +42,14 @@ def naive_default(state, pod) -> str | None:
         required = affinity.required_during_scheduling_ignored_during_execution if affinity else None
         if not node_selector_matches(required, node):
             continue
-        alloc = node.status.allocatable
-        used = state.requested[node.metadata.name].get("cpu")
-        free_cpu = alloc["cpu"].milli() - (used.milli() if used is not None else 0)
-        if cpu is not None and cpu.milli() > free_cpu:
+        alloc, used = node.status.allocatable, state.requested[node.metadata.name]
+        free = {"cpu": alloc["cpu"].milli() - (used["cpu"].milli() if "cpu" in used else 0),
+                "memory": alloc["memory"].value() - (used["memory"].value() if "memory" in used else 0)}
+        if any(wanted[r] > free[r] for r in wanted):
             continue
-        score = (free_cpu - (cpu.milli() if cpu else 0)) * 100 // max(alloc["cpu"].milli(), 1)
+        cpu_total, mem_total = max(alloc["cpu"].milli(), 1), max(alloc["memory"].value(), 1)
+        score = ((free["cpu"] - wanted["cpu"]) * 100 // cpu_total
+                 + (free["memory"] - wanted["memory"]) * 100 // mem_total) // 2
         if score > best_score:
             best, best_score = node.metadata.name, score
     return best

@@ -15,7 +15,7 @@ import attrs
 
 from . import ast
 from . import builtins as bi
-from .diagnostics import Diagnostic, PolicyError, Reporter
+from .diagnostics import PolicyError, Reporter
 from .program import Program
 from .source import Span
 from .types import (ANY, BOOL, DURATION, FLOAT, INT, NULL, NUMERIC, QUANTITY, SCALARS, STRING, Type,

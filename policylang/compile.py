@@ -13,7 +13,6 @@ from . import ast
 from . import plan as P
 from .check import Checked
 from .diagnostics import Diagnostic, PolicyError
-from .source import NO_SPAN
 
 POD_SCOPES = frozenset({"pod", "cluster", "params"})
 AGGREGATES = ("sum", "any", "all", "count", "first", "min", "max")

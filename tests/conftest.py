@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, settings
 # module within about a minute; `thorough` is for a run that looks much harder:
 #     pytest --hypothesis-profile=thorough    (or HYPOTHESIS_PROFILE=thorough)
 # Failing examples are remembered in the local .hypothesis/ directory (git-ignored) and replayed first.
-settings.register_profile("ci", max_examples=25, deadline=None, print_blob=True,
+settings.register_profile("ci", max_examples=40, deadline=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=1000, deadline=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow])

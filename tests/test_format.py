@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 
 from policylang.cli import main
-from policylang.diagnostics import PolicyError
 from policylang.format import format_source
 from policylang.parse import parse
 

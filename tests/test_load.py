@@ -1,7 +1,6 @@
 """Loading cluster state: every shape kubectl prints, API defaults, and the indexes."""
 
 import json
-from pathlib import Path
 
 import pytest
 

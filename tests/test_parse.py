@@ -93,7 +93,7 @@ def test_keywords_are_field_names_after_a_dot():
 
 
 def test_fold_builds_step_by_step(tmp_path):
-    from policylang import check, compile_profile, load_program
+    from policylang import check, load_program
     from policylang.run.interpret import evaluate
     from policylang.compile import _Compiler
 

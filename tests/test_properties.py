@@ -27,9 +27,9 @@ from policylang import ast as A
 from policylang.ast import Module
 from policylang.builtins import tolerates
 from policylang.cli import main
-from policylang.cluster.model import Taint, Toleration
+from policylang.cluster.model import Taint
 from policylang.cluster.quantity import Quantity, format_quantity, parse_quantity
-from policylang.diagnostics import InputError, PolicyError
+from policylang.diagnostics import PolicyError
 from policylang.format import expr as fmt_expr
 from policylang.format import format_module, format_source
 from policylang.parse import parse
@@ -48,7 +48,7 @@ def default_profile() -> Executable:
 @st.composite
 def scheduling_cases(draw, affinity: bool = True):
     """A cluster and a pending pod for it."""
-    cluster = draw(S.clusters(affinity=affinity))
+    cluster = draw(S.clusters(min_nodes=2, affinity=affinity))
     pod = draw(S.pods("pending-0", tuple(cluster.node_names), affinity=affinity))
     return cluster, pod
 

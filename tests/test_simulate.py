@@ -57,7 +57,6 @@ def test_pods_are_placed_one_after_another(tmp_path, capsys):
 
 
 def test_queue_is_priority_then_creation_time(tmp_path):
-    cluster = write(tmp_path, "c.yaml", [node("n1")])
     pods_file = write(tmp_path, "p.yaml", [pod("late", "1", created="2026-01-02T00:00:00Z"),
                                            pod("early", "1", created="2026-01-01T00:00:00Z"),
                                            pod("urgent", "1", priority=100, created="2026-01-03T00:00:00Z")])

@@ -16,7 +16,7 @@ from .. import plan as P
 from ..builtins import EvalError
 from ..cluster.model import LabelSelector, Node, Pod
 from ..cluster.state import ClusterState
-from ..decision import (ERROR, UNRESOLVABLE, UNSCHEDULABLE, Decision, NodeResult, PluginScore, Status)
+from ..decision import (UNRESOLVABLE, Decision, NodeResult, PluginScore, Status)
 from .interpret import compile_ir
 
 MAX_NODE_SCORE = 100

@@ -90,7 +90,7 @@ def _count_via_len(ctx):
                     better = COUNT_COMPARISONS.get((e.op, e.right.value))
                     if better:
                         seen.add(id(e.left))
-                        yield COUNT_VIA_LEN.finding(f"this builds a list only to test it for emptiness",
+                        yield COUNT_VIA_LEN.finding("this builds a list only to test it for emptiness",
                                                     head_span(e.span, ctx.text),
                                                     f"help: write `{better}(x in xs where …)`: it stops at the first match")
                 elif isinstance(e, ast.Call) and _len_of_list(e) and id(e) not in seen:
