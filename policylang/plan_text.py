@@ -19,7 +19,7 @@ def plan_text(plan: P.Plan) -> str:
         lines.append(f"  plugin {plugin.name}  weight {plugin.weight}  [{', '.join(points) or 'no-op'}]")
         for f in plugin.filters:
             lines.append(f"    filter {f.name}")
-            _stage(lines, "once per pod (PreFilter)", f.pod_steps)
+            _stage(lines, "once per pod (PreFilter)", f.pod_steps, pod=True)
             _stage(lines, "per node (Filter)", f.node_steps)
         if plugin.score is not None:
             s = plugin.score
@@ -32,15 +32,15 @@ def plan_text(plan: P.Plan) -> str:
     return "\n".join(lines)
 
 
-def _stage(lines: list[str], title: str, steps) -> None:
+def _stage(lines: list[str], title: str, steps, pod: bool = False) -> None:
     if not steps:
         return
     lines.append(f"      {title}:")
     for step in steps:
-        lines.append(f"        {_step(step)}")
+        lines.append(f"        {_step(step, pod)}")
 
 
-def _step(step) -> str:
+def _step(step, pod: bool = False) -> str:
     if isinstance(step, tuple):
         return f"value {expr_text(step[1])}"
     if isinstance(step, P.LetStep):
@@ -49,7 +49,7 @@ def _step(step) -> str:
         return f"skip when {expr_text(step.cond)}"
     if isinstance(step, P.RestrictStep):
         return f"restrict nodes to {expr_text(step.names)}"
-    return f"reject when {expr_text(step.cond)} → {step.code}: {expr_text(step.reason)}"
+    return f"reject {'pod ' if pod else ''}when {expr_text(step.cond)} → {step.code}: {expr_text(step.reason)}"
 
 
 def _name(unique: str) -> str:
