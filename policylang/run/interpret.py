@@ -139,16 +139,17 @@ def _reader(cls: type, name: str) -> Callable:
 def _index(ir: P.GetIndex) -> Fn:
     target, key = compile_ir(ir.target), compile_ir(ir.key)
 
-    def run(env):
-        obj, k = target(env), key(env)
-        if obj is None or k is None:
-            return None
-        if isinstance(obj, dict):
-            return obj.get(k)
-        if isinstance(k, bool) or not isinstance(k, int):
-            raise EvalError(f"a list index is an int, not {k!r}")
-        return obj[k] if -len(obj) <= k < len(obj) else None
-    return run
+    return lambda env: index_value(target(env), key(env))
+
+
+def index_value(obj, k):
+    if obj is None or k is None:
+        return None
+    if isinstance(obj, dict):
+        return obj.get(k)
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise EvalError(f"a list index is an int, not {k!r}")
+    return obj[k] if -len(obj) <= k < len(obj) else None
 
 
 def _op(ir: P.Op) -> Fn:

@@ -18,6 +18,10 @@ from ..cluster.model import LabelSelector, Node, Pod
 from ..cluster.state import ClusterState
 from ..decision import (UNRESOLVABLE, Decision, NodeResult, PluginScore, Status)
 from .interpret import compile_ir
+from . import batch
+from .vector import vcompile
+
+EXECUTORS = ("vector", "reference")
 
 MAX_NODE_SCORE = 100
 
@@ -36,17 +40,20 @@ class _Step:
     reason: Any = None
     code: str = ""
     origin: Any = None
+    vfn: Any = None       # the vector executor's forms (node steps only)
+    vreason: Any = None
 
 
-def _steps(steps: Iterable) -> tuple:
+def _steps(steps: Iterable, vector: bool = False) -> tuple:
     out = []
     for s in steps:
         if isinstance(s, P.LetStep):
-            out.append(_Step("let", s.name, compile_ir(s.expr)))
+            out.append(_Step("let", s.name, compile_ir(s.expr), vfn=vcompile(s.expr) if vector else None))
         elif isinstance(s, P.SkipStep):
             out.append(_Step("skip", "", compile_ir(s.cond)))
         elif isinstance(s, P.RejectStep):
-            out.append(_Step("reject", "", compile_ir(s.cond), compile_ir(s.reason), s.code, s.origin))
+            out.append(_Step("reject", "", compile_ir(s.cond), compile_ir(s.reason), s.code, s.origin,
+                             vcompile(s.cond) if vector else None, vcompile(s.reason) if vector else None))
         elif isinstance(s, P.RestrictStep):
             out.append(_Step("restrict", "", compile_ir(s.names)))
     return tuple(out)
@@ -66,6 +73,7 @@ class _Score:
     value: Any
     normalize: str
     normalize_fn: Any
+    vvalue: Any = None
 
 
 @attrs.frozen
@@ -79,13 +87,27 @@ class _Plugin:
 
 
 class Executable:
-    """A Plan whose expressions are compiled to closures, ready to schedule many pods."""
+    """A Plan whose expressions are compiled to closures, ready to schedule many pods.
 
-    def __init__(self, plan: P.Plan):
+    ``executor`` decides how Filter and Score run over the nodes: "vector" (every node at
+    once, see vector.py) or "reference" (node by node, the oracle the other is tested against)."""
+
+    def __init__(self, plan: P.Plan, executor: str = "vector"):
+        if executor not in EXECUTORS:
+            raise ValueError(f"unknown executor {executor!r}")
         self.plan = plan
-        self.plugins = tuple(self._plugin(p) for p in plan.plugins)
+        self.executor = executor
+        self.plugins = tuple(self._plugin(p, executor == "vector") for p in plan.plugins)
         self.rules = tuple((r, compile_ir(r.when) if r.when is not None else None)
                            for p in plan.plugins for r in p.rules)
+
+    def reference(self) -> "Executable":
+        """The same plan on the reference interpreter."""
+        if self.executor == "reference":
+            return self
+        if not hasattr(self, "_reference"):
+            self._reference = Executable(self.plan, "reference")
+        return self._reference
 
     def apply_rules(self, state: ClusterState, pod: Pod) -> Pod:
         """The pod as the plugins see it: with what matching rules add (tolerations, spread)."""
@@ -103,14 +125,15 @@ class Executable:
                                                    topology_spread_constraints=tuple(spreads)))
 
     @staticmethod
-    def _plugin(p: P.PluginPlan) -> _Plugin:
-        filters = tuple(_Filter(_steps(f.pod_steps), _steps(f.node_steps)) for f in p.filters)
+    def _plugin(p: P.PluginPlan, vector: bool) -> _Plugin:
+        filters = tuple(_Filter(_steps(f.pod_steps), _steps(f.node_steps, vector)) for f in p.filters)
         score = None
         if p.score is not None:
             s = p.score
             score = _Score(_steps(s.pod_steps),
-                           _steps(s.feasible_steps), _steps(s.node_steps), compile_ir(s.value), s.normalize,
-                           compile_ir(s.normalize_expr) if s.normalize_expr is not None else None)
+                           _steps(s.feasible_steps), _steps(s.node_steps, vector), compile_ir(s.value), s.normalize,
+                           compile_ir(s.normalize_expr) if s.normalize_expr is not None else None,
+                           vcompile(s.value) if vector else None)
         return _Plugin(p.name, p.weight, dict(p.params), filters, score, p.postfilter)
 
 
@@ -251,13 +274,16 @@ def run_scores(exe: Executable, pre: PreFilterOutcome, feasible: list[Node]) -> 
         env = {**pre.envs[plugin.name], "feasible": feasible}
         if _skipped(s.pod_steps + s.feasible_steps, env, plugin.name):
             continue
-        raws = []
-        for node in feasible:
-            env["node"] = node
-            for step in s.node_steps:
-                env[step.name] = _call(step.fn, env, plugin.name, "Score")
-            raw = _call(s.value, env, plugin.name, "Score")
-            raws.append(int(raw or 0))
+        if exe.executor == "vector":
+            raws = batch.raw_scores(plugin, env, feasible).tolist()
+        else:
+            raws = []
+            for node in feasible:
+                env["node"] = node
+                for step in s.node_steps:
+                    env[step.name] = _call(step.fn, env, plugin.name, "Score")
+                raw = _call(s.value, env, plugin.name, "Score")
+                raws.append(int(raw or 0))
         normalized = _normalize(s, raws, feasible, env, plugin.name)
         for node, raw, norm in zip(feasible, raws, normalized):
             if not 0 <= norm <= MAX_NODE_SCORE:
@@ -405,8 +431,8 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
             considered = nodes if pre.allowed is None else [n for n in nodes if n.metadata.name in pre.allowed]
             if pre.allowed is not None:
                 absent = Status(UNRESOLVABLE, (f"node(s) didn't satisfy plugin(s) [{' '.join(pre.restricted_by)}]",))
-            for node in _visit_order(state, considered, sampling):
-                status = run_filters_with_nominated(exe, state, pod, pre, node)
+            for node, status in _filter_in_order(exe, state, pod, pre, _visit_order(state, considered, sampling),
+                                                 sampling):
                 if status is None:
                     feasible.append(node)
                     if sampling is not None and len(feasible) >= sampling.wanted:
@@ -431,10 +457,40 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
         scores = run_scores(exe, pre, feasible) if len(feasible) > 1 else {feasible[0].metadata.name: {}}
     except PlanRuntimeError as err:
         return Decision(**ident, nodes=(), message=str(err))
+    except batch.PolicyErrorInBatch:
+        # A policy error on some node: the reference interpreter decides the pod, so the
+        # error (or the node sampling that stops before it) is exactly the reference's.
+        return schedule(exe.reference(), state, pod, rng=rng, preemption=preemption, sampling=sampling)
     results = tuple(NodeResult(n.metadata.name, statuses.get(n.metadata.name), scores.get(n.metadata.name),
                                evaluated=n.metadata.name in statuses or n.metadata.name in scores)
                     for n in nodes)
     return Decision(**ident, nodes=results, selected=_select(results, rng))
+
+
+def _filter_in_order(exe: Executable, state: ClusterState, pod: Pod, pre: PreFilterOutcome, order: list[Node],
+                     sampling: "Sampling | None") -> Iterable[tuple[Node, "Status | None"]]:
+    """(node, status) in visit order; the vector executor filters the nodes in chunks (one
+    chunk of every node unless sampling will stop early), node by node where nominated pods
+    must be counted on the node."""
+    if exe.executor == "reference":
+        for node in order:
+            yield node, run_filters_with_nominated(exe, state, pod, pre, node)
+        return
+    chunk = max(sampling.wanted, MIN_FEASIBLE_NODES_TO_FIND) if sampling is not None else len(order)
+    for start in range(0, len(order), max(chunk, 1)):
+        part = order[start:start + chunk]
+        nominated = {n.metadata.name for n in part
+                     if state.nominated and _nominated_ahead(state, pod, n.metadata.name)}
+        plain = [n for n in part if n.metadata.name not in nominated]
+        found = dict(zip((n.metadata.name for n in plain), batch.filter_batch(exe, pre, plain)))
+        for node in part:
+            name = node.metadata.name
+            yield node, found[name] if name in found else run_filters_with_nominated(exe, state, pod, pre, node)
+
+
+def _nominated_ahead(state: ClusterState, pod: Pod, node_name: str) -> bool:
+    priority = pod.spec.priority or 0
+    return any((p.spec.priority or 0) >= priority and p.key != pod.key for p in state.nominated_pods_for(node_name))
 
 
 def _visit_order(state: ClusterState, nodes: list[Node], sampling: "Sampling | None") -> list[Node]:

@@ -1,0 +1,96 @@
+"""Filter and Score for a batch of nodes at once, with the vector executor.
+
+The same cycle as the reference's node-by-node loops in schedule.py: a node meets a
+plugin's filter only if every earlier plugin passed it, a filter's steps stop at its first
+rejection, scores are raw values then normalised. A policy error raises
+``PolicyErrorInBatch`` so that the caller decides the pod with the reference interpreter,
+which reports the error exactly as it would.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..builtins import EvalError
+from ..decision import Status
+from .vector import Col, restrict, truth, values_of
+
+MAX_NODE_SCORE = 100
+POLICY_ERRORS = (EvalError, TypeError, ValueError, ArithmeticError)
+
+
+class PolicyErrorInBatch(Exception):
+    """A policy failed on some node of the batch; the reference interpreter will say how."""
+
+
+def _node_env(base: dict, nodes: list) -> dict:
+    arr = np.empty(len(nodes), dtype=object)
+    arr[:] = nodes
+    return {**base, "node": Col(arr)}
+
+
+def filter_batch(exe, pre, nodes: list) -> list:
+    """For each node, the first failing plugin's Status, or None when it fits."""
+    out: list = [None] * len(nodes)
+    alive = np.arange(len(nodes))
+    statuses: dict = {}
+    try:
+        for plugin in exe.plugins:
+            for f in pre.active.get(plugin.name, ()):
+                if not len(alive):
+                    return out
+                venv = _node_env(pre.envs[plugin.name], [nodes[i] for i in alive])
+                for step in f.node_steps:
+                    n = len(alive)
+                    if step.kind == "let":
+                        venv[step.name] = step.vfn(venv, n)
+                        continue
+                    hit = truth(step.vfn(venv, n), n)
+                    if not isinstance(hit, np.ndarray):
+                        hit = np.full(n, bool(hit))
+                    if not hit.any():
+                        continue
+                    rejected = np.flatnonzero(hit)
+                    reasons = values_of(step.vreason(restrict(venv, rejected), len(rejected)), len(rejected))
+                    for i, reason in zip(alive[rejected].tolist(), reasons):
+                        key = (plugin.name, id(step), _reasons_key(reason))
+                        status = statuses.get(key)
+                        if status is None:
+                            status = statuses[key] = Status(step.code, key[2], plugin.name, step.origin)
+                        out[i] = status
+                    keep = np.flatnonzero(~hit)
+                    alive = alive[keep]
+                    venv = restrict(venv, keep)
+                    if not len(alive):
+                        break
+    except POLICY_ERRORS as err:
+        raise PolicyErrorInBatch(str(err)) from err
+    return out
+
+
+def _reasons_key(value) -> tuple:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value)
+
+
+def raw_scores(plugin, env: dict, feasible: list) -> np.ndarray:
+    """The plugin's raw score on each feasible node, as int64 (or objects when too large)."""
+    s = plugin.score
+    venv = _node_env(env, feasible)
+    n = len(feasible)
+    try:
+        for step in s.node_steps:
+            venv[step.name] = step.vfn(venv, n)
+        raw = s.vvalue(venv, n)
+    except POLICY_ERRORS as err:
+        raise PolicyErrorInBatch(str(err)) from err
+    if isinstance(raw, Col) and raw.a.dtype.kind == "i":
+        return raw.a
+    values = [int(r or 0) for r in values_of(raw, n)]
+    try:
+        return np.array(values, dtype=np.int64)
+    except OverflowError:
+        return np.array(values, dtype=object)

@@ -1,0 +1,759 @@
+"""The vector executor: plan expressions evaluated for a batch of nodes at once.
+
+Each IR node compiles to ``f(venv, n) -> value`` where a value is either the same for every
+node of the batch (a plain Python value, as the reference interpreter has it) or varies by
+node: a ``Col`` (a numpy array, int64/float64/bool where the values allow it, else
+objects), a ``Rec`` (a record literal whose fields vary) or a ``Seq`` (a list whose members
+are chosen per node by masks). An expression whose free variables are all the same for
+every node runs once, through the reference interpreter; numbers and booleans are numpy
+operations; what has no vector form runs node by node through the reference interpreter.
+
+Where the reference would not evaluate an expression on a node (the right of ``and``, a
+branch of ``if``, a comprehension item its ``where`` leaves out) neither does this: such
+expressions run on the sub-batch of nodes that reach them. Any policy error is re-raised
+for the caller to decide the pod with the reference interpreter, so errors are the
+reference's errors.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import builtins as bi
+from .. import plan as P
+from ..builtins import EvalError
+from .interpret import _ARITH, _contains, _order, _reader, _truthy, compile_ir, index_value
+
+INT_LIMIT = 1 << 62        # int64 fast paths only while results stay below this
+FLOAT_EXACT = 1 << 53      # ints compared with floats exactly only below this
+
+
+class Col:
+    """One value per node of the batch."""
+    __slots__ = ("a",)
+
+    def __init__(self, a: np.ndarray):
+        self.a = a
+
+
+class Rec:
+    """A record literal with fields that vary by node."""
+    __slots__ = ("fields",)
+
+    def __init__(self, fields: dict):
+        self.fields = fields
+
+
+class Seq:
+    """A list built from candidate items: item i is a member on the nodes where masks[i]
+    holds (True: on every node)."""
+    __slots__ = ("items", "masks")
+
+    def __init__(self, items: list, masks: list):
+        self.items, self.masks = items, masks
+
+
+VARYING = (Col, Rec, Seq)
+VFn = Callable[[dict, int], Any]
+
+
+# ---- columns ---------------------------------------------------------------------------------
+
+def col_of(values: list) -> Col:
+    """A column of Python values, numeric when they all are."""
+    kinds = set(map(type, values))
+    if len(kinds) == 1:
+        kind = kinds.pop()
+        if kind is int:
+            if all(-INT_LIMIT < v < INT_LIMIT for v in values):
+                return Col(np.array(values, dtype=np.int64))
+        elif kind is float:
+            return Col(np.array(values, dtype=np.float64))
+        elif kind is bool:
+            return Col(np.array(values, dtype=bool))
+    return Col(np.fromiter(values, dtype=object, count=len(values)))
+
+
+def values_of(v, n: int) -> list:
+    """The per-node Python values, as the reference interpreter would hold them."""
+    if isinstance(v, Col):
+        return v.a.tolist()
+    if isinstance(v, Rec):
+        fields = {k: values_of(x, n) for k, x in v.fields.items()}
+        return [{k: xs[i] for k, xs in fields.items()} for i in range(n)]
+    if isinstance(v, Seq):
+        items = [values_of(x, n) for x in v.items]
+        masks = [m.tolist() if isinstance(m, np.ndarray) else [m] * n for m in v.masks]
+        return [[xs[i] for xs, ms in zip(items, masks) if ms[i]] for i in range(n)]
+    return [v] * n
+
+
+def take(v, sel: np.ndarray):
+    if isinstance(v, Col):
+        return Col(v.a[sel])
+    if isinstance(v, Rec):
+        return Rec({k: take(x, sel) for k, x in v.fields.items()})
+    if isinstance(v, Seq):
+        return Seq([take(x, sel) for x in v.items], [m if m is True else m[sel] for m in v.masks])
+    if isinstance(v, np.ndarray):
+        return v[sel]
+    return v
+
+
+def expand(v, sel: np.ndarray, n: int):
+    """A value computed on the nodes ``sel`` of a batch of n, placed back in that batch (the
+    other nodes get a filler that no one reads)."""
+    if isinstance(v, Col):
+        a = np.zeros(n, dtype=v.a.dtype) if v.a.dtype != object else np.full(n, None, dtype=object)
+        a[sel] = v.a
+        return Col(a)
+    if isinstance(v, Rec):
+        return Rec({k: expand(x, sel, n) for k, x in v.fields.items()})
+    if isinstance(v, Seq):
+        return Seq([expand(x, sel, n) for x in v.items], [expand(np.broadcast_to(m, sel.shape), sel, n)
+                                                          for m in v.masks])
+    if isinstance(v, np.ndarray):
+        a = np.zeros(n, dtype=v.dtype)
+        a[sel] = v
+        return a
+    return v
+
+
+def restrict(venv: dict, sel: np.ndarray) -> dict:
+    return {k: take(v, sel) if isinstance(v, (VARYING, np.ndarray)) else v for k, v in venv.items()}
+
+
+def merge(parts: list, n: int):
+    """One value from disjoint parts [(sel, value)] covering the batch."""
+    parts = [(sel, v) for sel, v in parts if len(sel)]
+    if len(parts) == 1:
+        sel, v = parts[0]
+        return v if not isinstance(v, VARYING) else expand(v, sel, n)
+    kinds = {_num_kind(v) for _, v in parts}
+    if len(kinds) == 1 and None not in kinds:
+        kind = kinds.pop()
+        a = np.empty(n, dtype=np.int64 if kind == "int" else np.float64 if kind == "float" else bool)
+        for sel, v in parts:
+            a[sel] = v.a if isinstance(v, Col) else v
+        return Col(a)
+    out: list = [None] * n
+    for sel, v in parts:
+        for i, x in zip(sel.tolist(), values_of(v, len(sel))):
+            out[i] = x
+    return col_of(out)
+
+
+def _num_kind(v) -> "str | None":
+    """int / float / bool for numeric columns and plain numbers, else None."""
+    if isinstance(v, Col):
+        k = v.a.dtype.kind
+        return "int" if k == "i" else "float" if k == "f" else "bool" if k == "b" else None
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int" if -INT_LIMIT < v < INT_LIMIT else None
+    if isinstance(v, float):
+        return "float"
+    return None
+
+
+def _arr(v):
+    return v.a if isinstance(v, Col) else v
+
+
+def truth(v, n: int):
+    """The value as a condition: a bool, or a bool array when it varies."""
+    if isinstance(v, Col):
+        kind = v.a.dtype.kind
+        if kind == "b":
+            return v.a
+        if kind in "if":
+            return True
+        return np.fromiter((x is not None and x is not False for x in v.a), dtype=bool, count=n)
+    if isinstance(v, (Rec, Seq)):
+        return True
+    return _truthy(v)
+
+
+def _bool_value(t, n: int):
+    return Col(t) if isinstance(t, np.ndarray) else bool(t)
+
+
+# ---- compiling -------------------------------------------------------------------------------
+
+def free_vars(ir) -> frozenset:
+    if isinstance(ir, P.Var):
+        return frozenset((ir.name,))
+    if isinstance(ir, P.Comp):
+        inner = set()
+        for part in (ir.element, ir.where, ir.by):
+            if part is not None:
+                inner |= free_vars(part)
+        return free_vars(ir.source) | (inner - {ir.var})
+    if isinstance(ir, P.Fold):
+        return free_vars(ir.init) | free_vars(ir.source) | (free_vars(ir.body) - {ir.acc, ir.var})
+    if isinstance(ir, P.Bind):
+        out = set(free_vars(ir.body)) - set(ir.names)
+        for v in ir.values:
+            out |= free_vars(v)
+        return frozenset(out)
+    out = set()
+    for child in _children(ir):
+        out |= free_vars(child)
+    return frozenset(out)
+
+
+def _children(ir) -> list:
+    if isinstance(ir, (P.Const, P.Var)):
+        return []
+    if isinstance(ir, P.GetField):
+        return [ir.target]
+    if isinstance(ir, P.GetIndex):
+        return [ir.target, ir.key]
+    if isinstance(ir, P.Op):
+        return [ir.left, ir.right]
+    if isinstance(ir, (P.Not, P.Neg)):
+        return [ir.operand]
+    if isinstance(ir, P.Cond):
+        return [ir.cond, ir.then, ir.else_]
+    if isinstance(ir, P.MakeList):
+        return list(ir.items)
+    if isinstance(ir, P.MakeMap):
+        return list(ir.values)
+    if isinstance(ir, P.Format):
+        return [p for p in ir.parts if not isinstance(p, str)]
+    if isinstance(ir, P.CallBuiltin):
+        return list(ir.args)
+    raise TypeError(f"unknown IR {type(ir).__name__}")
+
+
+def vcompile(ir) -> VFn:
+    """The vector form of an expression."""
+    ref = compile_ir(ir)
+    free = tuple(sorted(free_vars(ir)))
+    special = _VECTOR.get(type(ir))
+    vec = special(ir) if special is not None else None
+
+    def run(venv: dict, n: int):
+        varying = [name for name in free if isinstance(venv.get(name), VARYING)]
+        if not varying:
+            return ref(venv)
+        if vec is None:
+            return node_by_node(ref, venv, varying, n)
+        return vec(venv, n)
+    return run
+
+
+def node_by_node(ref: Callable, venv: dict, varying: list, n: int):
+    """The reference interpreter on each node, for what has no vector form."""
+    columns = [(name, values_of(venv[name], n)) for name in varying]
+    env = dict(venv)
+    out = []
+    for i in range(n):
+        for name, xs in columns:
+            env[name] = xs[i]
+        out.append(ref(env))
+    return col_of(out)
+
+
+def on(fn: VFn, venv: dict, n: int, mask):
+    """fn on the nodes where mask holds (all when True); the result as a batch-wide value."""
+    if mask is True:
+        return fn(venv, n)
+    sel = np.flatnonzero(mask)
+    if len(sel) == n:
+        return fn(venv, n)
+    if not len(sel):
+        return None
+    return expand(fn(restrict(venv, sel), len(sel)), sel, n)
+
+
+def elementwise(fn: Callable, args: list, n: int):
+    if not any(isinstance(a, VARYING) for a in args):
+        return fn(*args)
+    lists = [values_of(a, n) if isinstance(a, VARYING) else None for a in args]
+    out = []
+    for i in range(n):
+        out.append(fn(*[a if xs is None else xs[i] for a, xs in zip(args, lists)]))
+    return col_of(out)
+
+
+def _const(ir):
+    return None   # never varies
+
+
+def _var(ir):
+    name = ir.name
+    return lambda venv, n: venv[name]
+
+
+def _field(ir: P.GetField):
+    target, name = vcompile(ir.target), ir.name
+    readers: dict = {}
+
+    def read(obj, env):
+        if obj is None:
+            return None
+        fn = readers.get(type(obj))
+        if fn is None:
+            fn = readers[type(obj)] = _reader(type(obj), name)
+        return fn(obj, env)
+
+    def run(venv, n):
+        obj = target(venv, n)
+        if isinstance(obj, Rec):
+            return obj.fields.get(name)
+        if not isinstance(obj, VARYING):
+            return read(obj, venv)
+        return col_of([read(x, venv) for x in values_of(obj, n)])
+    return run
+
+
+def _index(ir: P.GetIndex):
+    target, key = vcompile(ir.target), vcompile(ir.key)
+
+    def run(venv, n):
+        obj, k = target(venv, n), key(venv, n)
+        if isinstance(obj, Seq) and not isinstance(k, VARYING) and isinstance(k, int) and not isinstance(k, bool) \
+                and k >= 0 and all(m is True for m in obj.masks[:k + 1]):
+            return obj.items[k] if k < len(obj.items) else None
+        return elementwise(index_value, [obj, k], n)
+    return run
+
+
+_NUMPY_COMPARE = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
+                  ">": np.greater, ">=": np.greater_equal}
+
+
+def _comparable(a, b) -> bool:
+    ka, kb = _num_kind(a), _num_kind(b)
+    if ka is None or kb is None or "bool" in (ka, kb):
+        return ka == kb == "bool"
+    if ka == kb:
+        return True
+    ints = a if ka == "int" else b
+    return int(np.max(np.abs(_arr(ints)), initial=0)) < FLOAT_EXACT
+
+
+def _arith_ok(op: str, a, b) -> bool:
+    ka, kb = _num_kind(a), _num_kind(b)
+    if ka not in ("int", "float") or kb not in ("int", "float"):
+        return False
+    if ka == kb == "int":
+        x = int(np.max(np.abs(_arr(a)), initial=0))
+        y = int(np.max(np.abs(_arr(b)), initial=0))
+        bound = x * y if op == "*" else x + y
+        return bound < INT_LIMIT
+    return _comparable(a, b)
+
+
+def _numeric_arith(op: str, a, b):
+    x, y = _arr(a), _arr(b)
+    if op == "+":
+        return x + y
+    if op == "-":
+        return x - y
+    if op == "*":
+        return x * y
+    if np.any(np.asarray(y) == 0):
+        raise EvalError("division by zero")
+    if op == "/":
+        if _num_kind(a) == _num_kind(b) == "int":
+            q = np.abs(x) // np.abs(y)
+            return np.where((np.asarray(x) >= 0) == (np.asarray(y) >= 0), q, -q)
+        return np.true_divide(x, y)
+    if _num_kind(a) == _num_kind(b) == "int":
+        q = np.abs(x) // np.abs(y)
+        q = np.where((np.asarray(x) >= 0) == (np.asarray(y) >= 0), q, -q)
+        return x - y * q
+    return np.fmod(x, y)
+
+
+def _op(ir: P.Op):
+    op, left, right = ir.op, vcompile(ir.left), vcompile(ir.right)
+    if op in ("and", "or"):
+        def logic(venv, n):
+            a = truth(left(venv, n), n)
+            if not isinstance(a, np.ndarray):
+                if a == (op == "or"):
+                    return a
+                return _bool_value(truth(right(venv, n), n), n)
+            undecided = a if op == "and" else ~a
+            sel = np.flatnonzero(undecided)
+            if not len(sel):
+                return Col(a)
+            b = truth(right(restrict(venv, sel), len(sel)), len(sel))
+            out = a.copy()
+            out[sel] = b
+            return Col(out)
+        return logic
+    if op == "??":
+        def coalesce(venv, n):
+            a = left(venv, n)
+            if not isinstance(a, VARYING):
+                return right(venv, n) if a is None else a
+            if not isinstance(a, Col) or a.a.dtype != object:
+                return a
+            missing = np.fromiter((x is None for x in a.a), dtype=bool, count=n)
+            sel = np.flatnonzero(missing)
+            if not len(sel):
+                return a
+            keep = np.flatnonzero(~missing)
+            return merge([(keep, take(a, keep)), (sel, right(restrict(venv, sel), len(sel)))], n)
+        return coalesce
+    if op in _NUMPY_COMPARE:
+        compare = _NUMPY_COMPARE[op]
+
+        def cmp(venv, n):
+            a, b = left(venv, n), right(venv, n)
+            if (isinstance(a, Col) or isinstance(b, Col)) and _comparable(a, b) and (op in ("==", "!=") or _num_kind(a) != "bool"):
+                return Col(np.asarray(compare(_arr(a), _arr(b)), dtype=bool))
+            if op == "==":
+                return elementwise(lambda x, y: x == y, [a, b], n)
+            if op == "!=":
+                return elementwise(lambda x, y: x != y, [a, b], n)
+            return elementwise(lambda x, y: _order(op, x, y), [a, b], n)
+        return cmp
+    if op in ("in", "notin"):
+        negate = op == "notin"
+        return lambda venv, n: elementwise(
+            lambda x, c: _contains(c, x) != negate, [left(venv, n), right(venv, n)], n)
+    arith = _ARITH[op]
+
+    def calc(venv, n):
+        a, b = left(venv, n), right(venv, n)
+        if (isinstance(a, Col) or isinstance(b, Col)) and _arith_ok(op, a, b):
+            return Col(np.asarray(_numeric_arith(op, a, b)))
+        return elementwise(lambda x, y: None if x is None or y is None else arith(x, y), [a, b], n)
+    return calc
+
+
+def _not(ir: P.Not):
+    operand = vcompile(ir.operand)
+
+    def run(venv, n):
+        t = truth(operand(venv, n), n)
+        return Col(~t) if isinstance(t, np.ndarray) else not t
+    return run
+
+
+def _neg(ir: P.Neg):
+    operand = vcompile(ir.operand)
+
+    def run(venv, n):
+        v = operand(venv, n)
+        if isinstance(v, Col) and _num_kind(v) in ("int", "float"):
+            return Col(-v.a)
+        return elementwise(lambda x: None if x is None else -x, [v], n)
+    return run
+
+
+def _cond(ir: P.Cond):
+    cond, then, else_ = vcompile(ir.cond), vcompile(ir.then), vcompile(ir.else_)
+
+    def run(venv, n):
+        c = truth(cond(venv, n), n)
+        if not isinstance(c, np.ndarray):
+            return then(venv, n) if c else else_(venv, n)
+        yes, no = np.flatnonzero(c), np.flatnonzero(~c)
+        parts = []
+        if len(yes):
+            parts.append((yes, then(restrict(venv, yes), len(yes)) if len(yes) < n else then(venv, n)))
+        if len(no):
+            parts.append((no, else_(restrict(venv, no), len(no)) if len(no) < n else else_(venv, n)))
+        return merge(parts, n)
+    return run
+
+
+def _list(ir: P.MakeList):
+    items = [vcompile(i) for i in ir.items]
+
+    def run(venv, n):
+        values = [f(venv, n) for f in items]
+        return Seq(values, [True] * len(values))
+    return run
+
+
+def _map(ir: P.MakeMap):
+    keys, values = ir.keys, [vcompile(v) for v in ir.values]
+    return lambda venv, n: Rec({k: f(venv, n) for k, f in zip(keys, values)})
+
+
+# ---- comprehensions --------------------------------------------------------------------------
+
+def _members(source, n: int):
+    """(item, mask) pairs of a list that is the same for every node or a Seq; None for a
+    list per node, which has no vector form."""
+    if isinstance(source, Seq):
+        return list(zip(source.items, source.masks))
+    if isinstance(source, VARYING):
+        return None
+    return [(x, True) for x in (source or ())]
+
+
+def _and_masks(a, b):
+    if a is True:
+        return b
+    if b is True:
+        return a
+    return a & b
+
+
+def _comp(ir: P.Comp):
+    kind, var = ir.kind, ir.var
+    source = vcompile(ir.source)
+    element = vcompile(ir.element) if ir.element is not None else None
+    where = vcompile(ir.where) if ir.where is not None else None
+    ref = compile_ir(ir)
+    inner = tuple(sorted(free_vars(ir)))
+
+    def member_mask(venv, n, mask):
+        """Where the item is a member and its `where` holds."""
+        if where is None:
+            return mask
+        t = on(lambda e, k: truth(where(e, k), k), venv, n, mask)
+        if t is None:
+            return np.zeros(n, dtype=bool)
+        if mask is not True:
+            t = mask & t
+        return t if isinstance(t, np.ndarray) else bool(t)
+
+    def run(venv, n):
+        members = _members(source(venv, n), n)
+        if members is None or kind == "group":
+            return node_by_node(ref, venv, [v for v in inner if isinstance(venv.get(v), VARYING)], n)
+        if kind in ("any", "all") and element is None and where is not None:
+            return quantify(venv, n, members)
+        chosen = []   # (value, mask) of the members that pass `where`
+        for x, mask in members:
+            venv[var] = x
+            m = member_mask(venv, n, mask)
+            if m is False:
+                continue
+            chosen.append((on(element, venv, n, m) if element is not None else x, m))
+        return aggregate(kind, chosen, n)
+
+    def quantify(venv, n, members):
+        want = kind == "any"      # any: stop at the first true; all: at the first false
+        decided = np.zeros(n, dtype=bool)
+        for x, mask in members:
+            venv[var] = x
+            open_ = ~decided if mask is True else mask & ~decided
+            if not open_.any():
+                continue
+            t = on(lambda e, k: truth(where(e, k), k), venv, n, open_)
+            hit = open_ & (t == want) if isinstance(t, np.ndarray) else (open_ if bool(t) == want else None)
+            if hit is not None:
+                decided |= hit
+            if decided.all():
+                break
+        return Col(decided if want else ~decided)
+
+    return run
+
+
+def aggregate(kind: str, chosen: list, n: int):
+    if kind == "list":
+        return Seq([v for v, _ in chosen], [m for _, m in chosen])
+    if kind == "count":
+        total = 0
+        for _, m in chosen:
+            total = total + (m.astype(np.int64) if isinstance(m, np.ndarray) else int(bool(m)))
+        return Col(total) if isinstance(total, np.ndarray) else total
+    if kind == "sum":
+        fast = _sum(chosen, n)
+        if fast is not None:
+            return fast
+    if kind in ("any", "all") and all(m is True for _, m in chosen):
+        ts = [truth(v, n) for v, _ in chosen]
+        if all(isinstance(t, (bool, np.ndarray)) for t in ts):
+            out = np.full(n, kind == "all")
+            for t in ts:
+                out = (out | t) if kind == "any" else (out & t)
+            return Col(np.asarray(out, dtype=bool))
+    return _per_node_aggregate(kind, chosen, n)
+
+
+def _sum(chosen: list, n: int):
+    """Sum of numbers, when every member is a number of one kind (and, for floats, every
+    node has a member, so no node keeps the int 0 a sum starts from)."""
+    kinds = {_num_kind(v) for v, _ in chosen}
+    if not chosen or len(kinds) != 1 or kinds & {None, "bool"}:
+        return None
+    kind = kinds.pop()
+    if kind == "float":
+        present = np.zeros(n, dtype=bool)
+        for _, m in chosen:
+            present |= m
+        if not present.all():
+            return None
+    bound = sum(int(np.max(np.abs(_arr(v)), initial=0)) for v, _ in chosen) if kind == "int" else 0
+    if bound >= INT_LIMIT:
+        return None
+    total = np.zeros(n, dtype=np.int64 if kind == "int" else np.float64)
+    for v, m in chosen:
+        x = _arr(v)
+        total = total + (x if m is True else np.where(m, x, 0))
+    return Col(total)
+
+
+def _per_node_aggregate(kind: str, chosen: list, n: int):
+    values = [values_of(v, n) for v, _ in chosen]
+    masks = [m.tolist() if isinstance(m, np.ndarray) else [m] * n for _, m in chosen]
+    out = []
+    for i in range(n):
+        xs = [vs[i] for vs, ms in zip(values, masks) if ms[i]]
+        out.append(_AGGREGATE[kind](xs))
+    return col_of(out)
+
+
+def _sum_list(xs):
+    acc = 0
+    for v in xs:
+        if v is not None:
+            acc = acc + v
+    return acc
+
+
+def _extreme(pick):
+    def run(xs):
+        vals = [v for v in xs if v is not None]
+        return pick(vals) if vals else None
+    return run
+
+
+_AGGREGATE = {
+    "list": list, "count": len, "sum": _sum_list, "min": _extreme(min), "max": _extreme(max),
+    "first": lambda xs: xs[0] if xs else None,
+    "any": lambda xs: any(_truthy(v) for v in xs), "all": lambda xs: all(_truthy(v) for v in xs),
+}
+
+
+def _fold(ir: P.Fold):
+    acc, var = ir.acc, ir.var
+    init, source, body = vcompile(ir.init), vcompile(ir.source), vcompile(ir.body)
+    ref = compile_ir(ir)
+    inner = tuple(sorted(free_vars(ir)))
+
+    def run(venv, n):
+        seq = source(venv, n)
+        if isinstance(seq, VARYING):
+            return node_by_node(ref, venv, [v for v in inner if isinstance(venv.get(v), VARYING)], n)
+        value = init(venv, n)
+        for x in seq or ():
+            venv[acc], venv[var] = value, x
+            value = body(venv, n)
+        return value
+    return run
+
+
+# ---- builtins --------------------------------------------------------------------------------
+
+def _len(args, n):
+    (x,) = args
+    if isinstance(x, Seq):
+        return aggregate("count", [(None, m) for m in x.masks], n)
+    return None
+
+
+def _float(args, n):
+    (x,) = args
+    if not isinstance(x, Col):
+        return None
+    if _num_kind(x) == "float":
+        return x
+    if _num_kind(x) == "int":
+        return Col(x.a.astype(np.float64))
+    return None
+
+
+def _int(args, n):
+    (x,) = args
+    if not isinstance(x, Col):
+        return None
+    if _num_kind(x) == "int":
+        return x
+    if _num_kind(x) == "float" and np.isfinite(x.a).all() and np.abs(x.a).max(initial=0) < INT_LIMIT:
+        return Col(np.trunc(x.a).astype(np.int64))
+    return None
+
+
+def _abs(args, n):
+    (x,) = args
+    return Col(np.abs(x.a)) if isinstance(x, Col) and _num_kind(x) in ("int", "float") else None
+
+
+def _sqrt(args, n):
+    (x,) = args
+    if isinstance(x, Col) and _num_kind(x) == "float" and (x.a >= 0).all():
+        return Col(np.sqrt(x.a))
+    return None
+
+
+def _min_max(pick):
+    def run(args, n):
+        if len(args) == 2 and any(isinstance(a, Col) for a in args) and _comparable(*args) and _num_kind(args[0]) in ("int", "float"):
+            a, b = args
+            # Python's min/max return the first argument on ties; same kind, same value.
+            return Col(np.asarray(pick(_arr(a), _arr(b))))
+        return None
+    return run
+
+
+def _quantity_amount(convert):
+    def run(args, n):
+        (x,) = args
+        if isinstance(x, Col) and x.a.dtype == object:
+            return col_of([convert(q) for q in x.a.tolist()])
+        return None
+    return run
+
+
+_VECTOR_BUILTINS = {
+    "len": _len, "float": _float, "int": _int, "abs": _abs, "sqrt": _sqrt,
+    "min": _min_max(np.minimum), "max": _min_max(np.maximum),
+    "milli": _quantity_amount(bi.milli), "value": _quantity_amount(bi.value),
+}
+
+
+def _call(ir: P.CallBuiltin):
+    b = bi.REGISTRY[ir.name]
+    args = [vcompile(a) for a in ir.args]
+    fast = _VECTOR_BUILTINS.get(ir.name)
+    impl = b.impl
+
+    def run(venv, n):
+        values = [a(venv, n) for a in args]
+        if fast is not None:
+            out = fast(values, n)
+            if out is not None:
+                return out
+        if b.needs_state:
+            state = venv.get("$state")
+            return elementwise(lambda *xs: impl(state, *xs), values, n)
+        return elementwise(impl, values, n)
+    return run
+
+
+def _bind(ir: P.Bind):
+    names, values, body = ir.names, [vcompile(v) for v in ir.values], vcompile(ir.body)
+
+    def run(venv, n):
+        for name, v in zip(names, values):
+            venv[name] = v(venv, n)
+        return body(venv, n)
+    return run
+
+
+def _format(ir: P.Format):
+    return None   # node by node: only reasons of rejected nodes are formatted
+
+
+_VECTOR = {
+    P.Const: _const, P.Var: _var, P.GetField: _field, P.GetIndex: _index, P.Op: _op, P.Not: _not,
+    P.Neg: _neg, P.Cond: _cond, P.MakeList: _list, P.MakeMap: _map, P.Format: _format, P.Comp: _comp,
+    P.Fold: _fold, P.CallBuiltin: _call, P.Bind: _bind,
+}
+
