@@ -54,6 +54,9 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--percentage-of-nodes-to-score", type=int, metavar="N",
                    help="stop filtering once this share of nodes is feasible, as upstream (0: adaptive); "
                         "default: every node is evaluated")
+    e.add_argument("--executor", choices=("vector", "reference"), default="vector",
+                   help="how Filter and Score run: over every node at once (vector, the default) or node by node "
+                        "(reference, the interpreter the vector executor is tested against)")
     e.set_defaults(run=cmd_eval)
 
     x = sub.add_parser("explain", help="why a pod is Pending: every failing filter, near misses, what would fit")
@@ -80,6 +83,9 @@ def _parser() -> argparse.ArgumentParser:
                          "(default: their own replica count)")
     sm.add_argument("--tie-break", choices=("name", "random"), default="name")
     sm.add_argument("--seed", type=int, default=0)
+    sm.add_argument("--executor", choices=("vector", "reference"), default="vector",
+                    help="how Filter and Score run: over every node at once (vector, the default) or node by node "
+                         "(reference, the interpreter the vector executor is tested against)")
     sm.set_defaults(run=cmd_simulate)
 
     d = sub.add_parser("diff", help="what a policy change does: simulate the same pods under two profiles")
@@ -146,7 +152,7 @@ def cmd_eval(args) -> int:
     plans = load_plans(args.profile, args.config)
     state = load_cluster(args.cluster)
     pods = _pods(args.pod)
-    profile_for = _profile_chooser(plans, every_pod=not args.config)
+    profile_for = _profile_chooser(plans, every_pod=not args.config, executor=args.executor)
     rng = random.Random(args.seed) if args.tie_break == "random" else None
     decisions = []
     for pod in pods:
@@ -189,7 +195,7 @@ def cmd_simulate(args) -> int:
     plans = load_plans(args.profile, args.config)
     # Like kube-scheduler, a pod whose schedulerName has no profile is left alone, unless one
     # profile was named explicitly.
-    profile_for = _profile_chooser(plans, every_pod=bool(args.profile))
+    profile_for = _profile_chooser(plans, every_pod=bool(args.profile), executor=args.executor)
     state = load_cluster(args.cluster)
     pods = _pods(args.pods, state, args.replicas)
     rng = random.Random(args.seed) if args.tie_break == "random" else None
@@ -239,12 +245,12 @@ def cmd_diff(args) -> int:
     return 0
 
 
-def _profile_chooser(plans: dict, every_pod: bool):
+def _profile_chooser(plans: dict, every_pod: bool, executor: str = "vector"):
     """Which profile schedules a pod: the only one, when ``every_pod`` and there is just one;
     otherwise the one named by the pod's spec.schedulerName (or None)."""
     from .run.schedule import Executable
 
-    executables = {name: Executable(plan) for name, plan in plans.items()}
+    executables = {name: Executable(plan, executor) for name, plan in plans.items()}
     if every_pod and len(executables) == 1:
         only = next(iter(executables.values()))
         return lambda pod: only

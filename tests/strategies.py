@@ -712,3 +712,146 @@ def mutated(draw, text: str, max_edits: int = 4) -> str:
                 lines[i] = draw(st.sampled_from(lines + TOKENS))
             text = "\n".join(lines)
     return text
+
+
+# ---- typed policies: filters and scores that check and run ----------------------------------------
+#
+# Expressions built by type (int, float, bool, string) from what a node and a pod offer, with the
+# shapes the executors treat differently: arithmetic that can divide by zero or grow past int64,
+# conditions whose right side runs only where the left holds, comprehensions over lists that are
+# the same for every node and over lists whose members depend on the node, aggregates, folds and
+# per-node lists (taints, pods). Used to check that the executors decide alike on custom policies.
+
+_NODE_INTS = ["len(node.pods)", "len(node.metadata.labels)", "len(node.spec.taints)", "len(node.status.images)",
+              "milli(node.status.allocatable[\"cpu\"])", "value(node.status.allocatable[\"memory\"])",
+              "milli(requested(node)[\"cpu\"])", "value(requested(node)[\"memory\"])", "len(node.metadata.name)",
+              "value(node.status.allocatable[\"pods\"])"]
+_POD_INTS = ["len(pod.spec.containers)", "milli(requests(pod)[\"cpu\"])", "params.k", "len(pod.spec.tolerations)"]
+_NODE_BOOLS = [f'"{k}" in node.metadata.labels' for k in (ZONE_KEY, "app", "disktype")] + [
+    'node.metadata.labels["tier"] == "web"', "node.spec.unschedulable",
+    'any(t in node.spec.taints where t.effect == "NoSchedule")',
+    "all(t in node.spec.taints where any(tol in pod.spec.tolerations where tolerates(tol, t)))"]
+_NODE_STRINGS = ["node.metadata.name", f'node.metadata.labels["{ZONE_KEY}"] ?? "none"',
+                 'node.metadata.labels["app"] ?? ""']
+_INT_LISTS = ["[1, 2, 3]", "range(4)", "[0, -2, 7, 1]", "[]"]
+
+
+@st.composite
+def typed_expr(draw, ty: str, depth: int = 3, scope: tuple = ()) -> str:
+    """An expression of type ``ty`` over node, pod and params.k; ``scope`` holds (name, type) of
+    the variables bound around it."""
+    names = [n for n, t in scope if t == ty]
+    if depth <= 0 or draw(st.integers(0, 3)) == 0:
+        return draw(_typed_leaf(ty, names))
+    sub = lambda t, s=scope: typed_expr(t, depth - 1, s)  # noqa: E731
+    if ty == "int":
+        kind = draw(st.integers(0, 9))
+        if kind <= 2:
+            op = draw(st.sampled_from(["+", "-", "*", "/", "%"]))
+            return f"({draw(sub('int'))} {op} {draw(sub('int'))})"
+        if kind == 3:
+            return f"(if {draw(sub('bool'))} then {draw(sub('int'))} else {draw(sub('int'))})"
+        if kind == 4:
+            return f"{draw(st.sampled_from(['min', 'max']))}({draw(sub('int'))}, {draw(sub('int'))})"
+        if kind == 5:
+            return f"int({draw(sub('float'))})"
+        var, source = draw(_int_source(depth, scope))
+        inner = scope + ((var, "int"),)
+        where = draw(typed_expr("bool", depth - 1, inner))
+        agg = draw(st.sampled_from(["sum", "count", "len", "first", "fold", "max"]))
+        if agg == "sum":
+            return f"sum({draw(typed_expr('int', depth - 1, inner))} for {var} in {source} where {where})"
+        if agg == "count":
+            return f"count({var} in {source} where {where})"
+        if agg == "len":
+            return f"len([{var} in {source} where {where}])"
+        if agg == "first":
+            return f"(first({var} in {source} where {where}) ?? {draw(sub('int'))})"
+        if agg == "max":
+            return f"(max({draw(typed_expr('int', depth - 1, inner))} for {var} in {source}) ?? 0)"
+        acc = f"acc{depth}"
+        body = draw(typed_expr("int", depth - 1, inner + ((acc, "int"),)))
+        return f"fold({acc} = {draw(sub('int'))} for {var} in {source}: {body})"
+    if ty == "float":
+        kind = draw(st.integers(0, 3))
+        if kind == 0:
+            return f"float({draw(sub('int'))})"
+        if kind == 1:
+            op = draw(st.sampled_from(["+", "-", "*", "/"]))
+            return f"({draw(sub('float'))} {op} {draw(sub('float'))})"
+        if kind == 2:
+            return f"sqrt(abs({draw(sub('float'))}))"
+        return f"(if {draw(sub('bool'))} then {draw(sub('float'))} else {draw(sub('float'))})"
+    if ty == "bool":
+        kind = draw(st.integers(0, 5))
+        if kind <= 1:
+            t = draw(st.sampled_from(["int", "int", "float", "string"]))
+            op = draw(st.sampled_from(["==", "!="] if t == "string" else ["<", "<=", ">", ">=", "==", "!="]))
+            return f"({draw(sub(t))} {op} {draw(sub(t))})"
+        if kind == 2:
+            return f"({draw(sub('bool'))} {draw(st.sampled_from(['and', 'or']))} {draw(sub('bool'))})"
+        if kind == 3:
+            return f"not {draw(sub('bool'))}"
+        var, source = draw(_int_source(depth, scope))
+        inner = scope + ((var, "int"),)
+        return f"{draw(st.sampled_from(['any', 'all']))}({var} in {source} where {draw(typed_expr('bool', depth - 1, inner))})"
+    kind = draw(st.integers(0, 1))
+    if kind == 0:
+        return f'(string({draw(sub("int"))}) + "-" + {draw(sub("string"))})'
+    return f"(if {draw(sub('bool'))} then {draw(sub('string'))} else {draw(sub('string'))})"
+
+
+@st.composite
+def _int_source(draw, depth: int, scope: tuple):
+    """A variable name and a list of ints to range it over: the same for every node, or with
+    members that depend on the node."""
+    var = f"x{depth}"
+    kind = draw(st.integers(0, 2))
+    if kind == 0:
+        return var, draw(st.sampled_from(_INT_LISTS))
+    if kind == 1:
+        items = [draw(typed_expr("int", depth - 2, scope)) for _ in range(draw(st.integers(1, 3)))]
+        return var, f"[{', '.join(items)}]"
+    y = f"y{depth}"
+    cond = draw(typed_expr("bool", depth - 2, scope + ((y, "int"),)))
+    return var, f"[{y} in {draw(st.sampled_from(_INT_LISTS))} where {cond}]"
+
+
+def _typed_leaf(ty: str, names: list) -> st.SearchStrategy[str]:
+    if ty == "int":
+        numbers = st.integers(-3, 12).map(str) | st.sampled_from(["2147483648", "1099511627776", "0"])
+        options = [numbers, st.sampled_from(_NODE_INTS), st.sampled_from(_NODE_INTS), st.sampled_from(_POD_INTS)]
+    elif ty == "float":
+        options = [st.sampled_from(["0.5", "1.0", "0.0", "-2.5", "100.0"]),
+                   st.sampled_from(_NODE_INTS).map(lambda e: f"float({e})")]
+    elif ty == "bool":
+        options = [st.sampled_from(_NODE_BOOLS), st.sampled_from(["true", "false"])]
+    else:
+        options = [st.sampled_from(_NODE_STRINGS), st.sampled_from(['"a"', '"zone-a"', '""'])]
+    if names:
+        options.append(st.sampled_from(names))
+    return st.one_of(*options)
+
+
+@st.composite
+def team_policies(draw) -> str:
+    """A custom policy (filter with lets and rejects, score with lets, a value and a
+    normalisation) and a profile that uses it, with or without stdlib plugins around it."""
+    lets, scope = [], ()
+    for i in range(draw(st.integers(0, 2))):
+        t = draw(st.sampled_from(["int", "bool", "float"]))
+        lets.append(f"    let v{i} = {draw(typed_expr(t, 3, scope))}")
+        scope += ((f"v{i}", t),)
+    rejects = [f"    reject when {draw(typed_expr('bool', 3, scope))}\n"
+               f"        reason 'team ${{{draw(typed_expr('int', 2, scope))}}}'"
+               + draw(st.sampled_from(["", "\n        code UnschedulableAndUnresolvable"]))
+               for _ in range(draw(st.integers(1, 2)))]
+    normalize = draw(st.sampled_from(["", "    normalize max\n", "    normalize reverse\n", "    normalize minmax\n",
+                                      "    normalize with score * 100 / (max(scores) ?? 1)\n"]))
+    value = draw(typed_expr("int", 3, (("s0", "int"),)))
+    stdlib = draw(st.sampled_from([[], ["NodeResourcesFit"], ["TaintToleration", "NodeResourcesBalancedAllocation"]]))
+    uses = "".join(f"    use {name}\n" for name in stdlib)
+    return (f"policy Team\n\nparam k: int = {draw(st.integers(0, 3))}\n\n"
+            f"filter team {{\n" + "".join(line + "\n" for line in lets) + "\n".join(rejects) + "\n}\n\n"
+            f"score team {{\n    let s0 = {draw(typed_expr('int', 3))}\n    value {value}\n{normalize}}}\n\n"
+            f"profile team {{\n    use Team weight {draw(st.integers(1, 3))}\n{uses}}}\n")

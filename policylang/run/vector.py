@@ -524,8 +524,8 @@ def _comp(ir: P.Comp):
         members = _members(source(venv, n), n)
         if members is None or kind == "group":
             return node_by_node(ref, venv, [v for v in inner if isinstance(venv.get(v), VARYING)], n)
-        if kind in ("any", "all") and element is None and where is not None:
-            return quantify(venv, n, members)
+        if kind in ("any", "all", "first"):
+            return until_decided(venv, n, members)
         chosen = []   # (value, mask) of the members that pass `where`
         for x, mask in members:
             venv[var] = x
@@ -535,20 +535,39 @@ def _comp(ir: P.Comp):
             chosen.append((on(element, venv, n, m) if element is not None else x, m))
         return aggregate(kind, chosen, n)
 
-    def quantify(venv, n, members):
-        want = kind == "any"      # any: stop at the first true; all: at the first false
+    def until_decided(venv, n, members):
+        """any / all / first look at the members in order and stop, node by node, at the one
+        that decides, as the reference does (later members are not evaluated there)."""
         decided = np.zeros(n, dtype=bool)
+        found = []      # first: (value, mask) per deciding member
+        want = kind != "all"
         for x, mask in members:
             venv[var] = x
             open_ = ~decided if mask is True else mask & ~decided
             if not open_.any():
                 continue
-            t = on(lambda e, k: truth(where(e, k), k), venv, n, open_)
-            hit = open_ & (t == want) if isinstance(t, np.ndarray) else (open_ if bool(t) == want else None)
-            if hit is not None:
-                decided |= hit
+            # `any(x in xs where c)`: c is the predicate; otherwise `where` chooses the members.
+            predicate = where if kind != "first" and element is None else element
+            m = open_ if predicate is where else member_mask(venv, n, open_)
+            if m is False or not np.any(m):
+                continue
+            m = np.broadcast_to(m, (n,)) & open_
+            if kind == "first":
+                found.append((on(element, venv, n, m) if element is not None else x, m))
+                decided |= m
+                continue
+            if predicate is None:
+                t = on(lambda e, k: truth(e[var], k), venv, n, m)
+            else:
+                t = on(lambda e, k: truth(predicate(e, k), k), venv, n, m)
+            decided |= m & (t == want) if isinstance(t, np.ndarray) else (m if bool(t) == want else False)
             if decided.all():
                 break
+        if kind == "first":
+            parts = [(np.flatnonzero(m), take(v, np.flatnonzero(m)) if isinstance(v, VARYING) else v)
+                     for v, m in found]
+            rest = np.flatnonzero(~decided)
+            return merge(parts + [(rest, None)], n)
         return Col(decided if want else ~decided)
 
     return run
@@ -566,13 +585,6 @@ def aggregate(kind: str, chosen: list, n: int):
         fast = _sum(chosen, n)
         if fast is not None:
             return fast
-    if kind in ("any", "all") and all(m is True for _, m in chosen):
-        ts = [truth(v, n) for v, _ in chosen]
-        if all(isinstance(t, (bool, np.ndarray)) for t in ts):
-            out = np.full(n, kind == "all")
-            for t in ts:
-                out = (out | t) if kind == "any" else (out & t)
-            return Col(np.asarray(out, dtype=bool))
     return _per_node_aggregate(kind, chosen, n)
 
 

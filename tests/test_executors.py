@@ -1,0 +1,87 @@
+"""The vector executor decides exactly as the reference interpreter, on any cluster, any pod
+and any policy: the stdlib's default profile and generated team policies.
+
+"Exactly" is the whole Decision: every node's status (code, reasons, plugin), every raw and
+normalised score, the selected node, the messages. When a policy fails on some node, the
+vector executor hands the pod to the reference interpreter (so the error is the reference's);
+these tests also check that it does so only when the reference itself fails.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from unittest import mock
+
+from hypothesis import given, note
+from hypothesis import strategies as st
+
+import strategies as S
+from policylang import Executable, check, compile_all, load_plans, load_program, schedule
+from policylang.run.schedule import Sampling
+from test_properties import more_examples, scheduling_cases
+
+
+@lru_cache(maxsize=None)
+def default_plan():
+    return load_plans()["default-scheduler"]
+
+
+_EXECUTABLES: dict = {}
+
+
+def executables(plan) -> tuple[Executable, Executable]:
+    """The plan compiled for each executor (compiling is the slow part of a small case)."""
+    if id(plan) not in _EXECUTABLES:
+        _EXECUTABLES[id(plan)] = (plan, Executable(plan, "reference"), Executable(plan, "vector"))
+    return _EXECUTABLES[id(plan)][1:]
+
+
+def both(plan, cluster: S.Cluster, pod: dict, **kw):
+    """The reference's decision, and the vector executor's made without falling back to the
+    reference unless the reference reports a policy failure."""
+    pod_obj = S.structure(pod)
+    reference_exe, vector_exe = executables(plan)
+    reference = schedule(reference_exe, cluster.state(), pod_obj, sampling=Sampling(**kw) if kw else None)
+    failed = reference.message is not None and reference.message.startswith("running ")
+    guard = mock.patch.object(Executable, "reference", side_effect=AssertionError("fell back to the reference"))
+    if failed:
+        vector = schedule(vector_exe, cluster.state(), pod_obj, sampling=Sampling(**kw) if kw else None)
+    else:
+        with guard:
+            vector = schedule(vector_exe, cluster.state(), pod_obj, sampling=Sampling(**kw) if kw else None)
+    return reference, vector
+
+
+@more_examples(2)
+@given(scheduling_cases())
+def test_the_default_profile_decides_alike_on_both_executors(case):
+    """With the stdlib default profile, both executors give the same Decision."""
+    cluster, pod = case
+    reference, vector = both(default_plan(), cluster, pod)
+    assert vector == reference
+
+
+@given(scheduling_cases(affinity=False), st.sampled_from([None, 0, 30, 100]))
+def test_node_sampling_decides_alike_on_both_executors(case, percentage):
+    """With node sampling (which stops filtering once enough nodes fit), both executors visit
+    the same nodes and give the same Decision."""
+    cluster, pod = case
+    reference, vector = both(default_plan(), cluster, pod, percentage=percentage)
+    assert vector == reference
+
+
+@lru_cache(maxsize=256)
+def _team_plan(text: str):
+    return compile_all(check(load_program("<team>.sched", text=text)))["team"]
+
+
+@more_examples(5)
+@given(S.team_policies(), scheduling_cases(affinity=False))
+def test_team_policies_decide_alike_on_both_executors(text, case):
+    """A generated team policy (filters with lets and rejects, scores with every normalisation,
+    alone or with stdlib plugins) gives the same Decision on both executors, including the
+    message when the policy fails on a node (a division by zero, a negative sqrt)."""
+    note(text)
+    cluster, pod = case
+    reference, vector = both(_team_plan(text), cluster, pod)
+    assert vector == reference
