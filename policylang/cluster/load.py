@@ -6,6 +6,7 @@ Everything that goes wrong names the file, the object (kind namespace/name) and 
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -96,8 +97,17 @@ _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def load_cluster(paths: Iterable[str | Path]) -> ClusterState:
-    objects = [obj for path in paths for obj in load_objects(path)]
-    return ClusterState.build(objects)
+    # The loaded objects live as long as the process: leaving them out of the garbage
+    # collector's scans saves a pause of ~0.1 s per 10,000 objects at every full collection,
+    # which with a large cluster otherwise dominates scheduling (and loading) time.
+    gc.disable()
+    try:
+        objects = [obj for path in paths for obj in load_objects(path)]
+        state = ClusterState.build(objects)
+    finally:
+        gc.enable()
+    gc.freeze()
+    return state
 
 
 def load_objects(path: str | Path, kinds: Iterable[str] | None = None) -> list:

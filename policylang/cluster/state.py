@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Iterable
 
 import attrs
+import numpy as np
 
 from . import model
 from .quantity import Quantity, ZERO
@@ -51,6 +52,11 @@ class ClusterState:
         # Pending pods with status.nominatedNodeName (the scheduling queue's PodNominator):
         # filters count them on their nominated node, as if already there.
         self.nominated: dict[str, model.Pod] = {}
+        # Per node (in name order), a counter bumped whenever a pod arrives or leaves: what an
+        # executor's cache of per-node values checks to know which nodes to recompute.
+        self.node_index: dict[str, int] = {}
+        self.node_versions = np.zeros(0, dtype=np.int64)
+        self.cache: dict = {}   # executors' per-state caches, by owner
 
     @classmethod
     def build(cls, objects: Iterable) -> "ClusterState":
@@ -87,6 +93,8 @@ class ClusterState:
                 state.volume_attachments.append(obj)
         state.persistent_volumes = dict(sorted(state.persistent_volumes.items()))
         state.nodes = dict(sorted(state.nodes.items()))
+        state.node_index = {name: i for i, name in enumerate(state.nodes)}
+        state.node_versions = np.zeros(len(state.nodes), dtype=np.int64)
         for name in state.nodes:
             state.pods_by_node[name] = []
             state.pods_with_affinity[name] = []
@@ -265,12 +273,14 @@ class ClusterState:
             self.pods_by_node[node] = [p for p in self.pods_by_node[node] if p.key != pod.key]
             _add_into(self.requested[node], pod_requests(pod), -1)
             _add_into(self.nonzero_requested[node], nonzero_pod_requests(pod), -1)
+            self.node_versions[self.node_index[node]] += 1
 
     def _account(self, pod: model.Pod, node: str) -> None:
         self.pods_by_node[node].append(pod)
         self._index(pod)
         _add_into(self.requested[node], pod_requests(pod), 1)
         _add_into(self.nonzero_requested[node], nonzero_pod_requests(pod), 1)
+        self.node_versions[self.node_index[node]] += 1
 
 
 def _claim_names(pod: model.Pod) -> list[str]:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..builtins import EvalError
 from ..decision import Status
-from .vector import Col, restrict, truth, values_of
+from .vector import Col, NodeCache, restrict, truth, values_of
 
 MAX_NODE_SCORE = 100
 POLICY_ERRORS = (EvalError, TypeError, ValueError, ArithmeticError)
@@ -24,9 +24,13 @@ class PolicyErrorInBatch(Exception):
 
 
 def _node_env(base: dict, nodes: list) -> dict:
+    """The environment of a batch: ``node`` varies; ``$pos`` places each node in the state's
+    node order, for the node cache."""
+    state = base["$state"]
     arr = np.empty(len(nodes), dtype=object)
     arr[:] = nodes
-    return {**base, "node": Col(arr)}
+    pos = np.fromiter((state.node_index[n.metadata.name] for n in nodes), dtype=np.int64, count=len(nodes))
+    return {**base, "node": Col(arr, ("node",)), "$pos": pos, "$cache": NodeCache.of(state)}
 
 
 def filter_batch(exe, pre, nodes: list) -> list:

@@ -45,17 +45,26 @@ class _Step:
 
 
 def _steps(steps: Iterable, vector: bool = False) -> tuple:
+    """Each step as a closure over one env (and, for the vector executor, also in vector form:
+    its closure is then the vector form's, which evaluates long comprehensions as a batch)."""
+    def both(ir):
+        if not vector:
+            return compile_ir(ir), None
+        vfn = vcompile(ir)
+        return (lambda env: vfn(env, 1)), vfn
+
     out = []
     for s in steps:
         if isinstance(s, P.LetStep):
-            out.append(_Step("let", s.name, compile_ir(s.expr), vfn=vcompile(s.expr) if vector else None))
+            fn, vfn = both(s.expr)
+            out.append(_Step("let", s.name, fn, vfn=vfn))
         elif isinstance(s, P.SkipStep):
-            out.append(_Step("skip", "", compile_ir(s.cond)))
+            out.append(_Step("skip", "", both(s.cond)[0]))
         elif isinstance(s, P.RejectStep):
-            out.append(_Step("reject", "", compile_ir(s.cond), compile_ir(s.reason), s.code, s.origin,
-                             vcompile(s.cond) if vector else None, vcompile(s.reason) if vector else None))
+            (fn, vfn), (reason, vreason) = both(s.cond), both(s.reason)
+            out.append(_Step("reject", "", fn, reason, s.code, s.origin, vfn, vreason))
         elif isinstance(s, P.RestrictStep):
-            out.append(_Step("restrict", "", compile_ir(s.names)))
+            out.append(_Step("restrict", "", both(s.names)[0]))
     return tuple(out)
 
 
@@ -74,6 +83,7 @@ class _Score:
     normalize: str
     normalize_fn: Any
     vvalue: Any = None
+    vnormalize: Any = None
 
 
 @attrs.frozen
@@ -126,14 +136,15 @@ class Executable:
 
     @staticmethod
     def _plugin(p: P.PluginPlan, vector: bool) -> _Plugin:
-        filters = tuple(_Filter(_steps(f.pod_steps), _steps(f.node_steps, vector)) for f in p.filters)
+        filters = tuple(_Filter(_steps(f.pod_steps, vector), _steps(f.node_steps, vector)) for f in p.filters)
         score = None
         if p.score is not None:
             s = p.score
-            score = _Score(_steps(s.pod_steps),
-                           _steps(s.feasible_steps), _steps(s.node_steps, vector), compile_ir(s.value), s.normalize,
-                           compile_ir(s.normalize_expr) if s.normalize_expr is not None else None,
-                           vcompile(s.value) if vector else None)
+            score = _Score(_steps(s.pod_steps, vector),
+                           _steps(s.feasible_steps, vector), _steps(s.node_steps, vector), compile_ir(s.value),
+                           s.normalize, compile_ir(s.normalize_expr) if s.normalize_expr is not None else None,
+                           vcompile(s.value) if vector else None,
+                           vcompile(s.normalize_expr) if vector and s.normalize_expr is not None else None)
         return _Plugin(p.name, p.weight, dict(p.params), filters, score, p.postfilter)
 
 

@@ -17,6 +17,7 @@ reference's errors.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any, Callable
 
 import numpy as np
@@ -24,6 +25,8 @@ import numpy as np
 from .. import builtins as bi
 from .. import plan as P
 from ..builtins import EvalError
+from ..cluster.quantity import Quantity
+from ..types import DERIVED
 from .interpret import _ARITH, _contains, _order, _reader, _truthy, compile_ir, index_value
 
 INT_LIMIT = 1 << 62        # int64 fast paths only while results stay below this
@@ -31,11 +34,12 @@ FLOAT_EXACT = 1 << 53      # ints compared with floats exactly only below this
 
 
 class Col:
-    """One value per node of the batch."""
-    __slots__ = ("a",)
+    """One value per node of the batch; ``key`` names how it was computed from the nodes
+    alone (see NodeCache), None when it depends on more."""
+    __slots__ = ("a", "key")
 
-    def __init__(self, a: np.ndarray):
-        self.a = a
+    def __init__(self, a: np.ndarray, key=None):
+        self.a, self.key = a, key
 
 
 class Rec:
@@ -92,7 +96,7 @@ def values_of(v, n: int) -> list:
 
 def take(v, sel: np.ndarray):
     if isinstance(v, Col):
-        return Col(v.a[sel])
+        return Col(v.a[sel], v.key)
     if isinstance(v, Rec):
         return Rec({k: take(x, sel) for k, x in v.fields.items()})
     if isinstance(v, Seq):
@@ -235,15 +239,226 @@ def vcompile(ir) -> VFn:
     free = tuple(sorted(free_vars(ir)))
     special = _VECTOR.get(type(ir))
     vec = special(ir) if special is not None else None
+    local = node_local(ir)
+    token = object()     # this expression, in cache keys
+    lift = _lifted(ir) if isinstance(ir, P.Comp) else None
 
     def run(venv: dict, n: int):
         varying = [name for name in free if isinstance(venv.get(name), VARYING)]
         if not varying:
-            return ref(venv)
+            return ref(venv) if lift is None else lift(venv, ref)
         if vec is None:
             return node_by_node(ref, venv, varying, n)
+        if local is not None and "$cache" in venv:
+            key = _cache_key(token, free, venv)
+            if key is not None:
+                return venv["$cache"].lookup(key, local == "dynamic", venv, n, vec)
         return vec(venv, n)
     return run
+
+
+# ---- the node cache -----------------------------------------------------------------------------
+
+NODE_LOCAL_BUILTINS = frozenset({"requested", "nonzero_requested"})   # read one node's pods
+NODE_DERIVED = frozenset(DERIVED["Node"])
+
+
+def node_local(ir) -> "str | None":
+    """Whether an expression reads nothing but its variables and, through them, nodes:
+    "static" (node objects only), "dynamic" (also the pods on a node), or None (it reads the
+    wider cluster state)."""
+    found = "static"
+    stack = [ir]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, P.CallBuiltin) and bi.REGISTRY[e.name].needs_state:
+            if e.name not in NODE_LOCAL_BUILTINS:
+                return None
+            found = "dynamic"
+        elif isinstance(e, P.GetField) and e.name in NODE_DERIVED:
+            found = "dynamic"
+        elif isinstance(e, P.Var) and e.name == "cluster":
+            return None
+        if isinstance(e, P.Comp):
+            stack += [x for x in (e.source, e.element, e.where, e.by) if x is not None]
+        elif isinstance(e, P.Fold):
+            stack += [e.init, e.source, e.body]
+        elif isinstance(e, P.Bind):
+            stack += [*e.values, e.body]
+        else:
+            stack += _children(e)
+    return found
+
+
+class Unfrozen(Exception):
+    pass
+
+
+def freeze(v, budget: list):
+    """A hashable stand-in for a plain value, types kept apart (1, 1.0 and True differ);
+    Unfrozen for objects and for values too large to be worth a cache entry."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise Unfrozen
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, (bool, int, float, Quantity)):
+        return (type(v), v)
+    if isinstance(v, (list, tuple)):
+        return ("list", tuple(freeze(x, budget) for x in v))
+    if isinstance(v, dict):
+        return ("map", tuple((k, freeze(x, budget)) for k, x in v.items()))
+    raise Unfrozen
+
+
+def _cache_key(token, free: tuple, venv: dict):
+    parts = [token]
+    budget = [64]
+    for name in free:
+        v = venv.get(name)
+        if isinstance(v, Col):
+            if v.key is None:
+                return None
+            parts.append(v.key)
+        elif isinstance(v, VARYING):
+            return None
+        else:
+            try:
+                parts.append(freeze(v, budget))
+            except Unfrozen:
+                return None
+    return tuple(parts)
+
+
+class _Entry:
+    __slots__ = ("id", "values", "done", "versions")
+
+    def __init__(self, ident: int, size: int):
+        self.id = ident      # what keys of expressions over this one's value name it by
+        self.values = None
+        self.done = np.zeros(size, dtype=bool)
+        self.versions = np.zeros(size, dtype=np.int64)
+
+    def store(self, idx: np.ndarray, v) -> None:
+        size = len(self.done)
+        if isinstance(v, Col):
+            dtype, data = v.a.dtype, v.a
+        else:
+            kind = _num_kind(v)
+            dtype = {"int": np.int64, "float": np.float64, "bool": bool}.get(kind, object)
+            data = v
+            if dtype is object:
+                data = np.empty(len(idx), dtype=object)
+                for i in range(len(idx)):
+                    data[i] = v
+        if self.values is None:
+            self.values = np.zeros(size, dtype=dtype) if dtype != object else np.full(size, None, dtype=object)
+        elif self.values.dtype != np.dtype(dtype):
+            self.values = np.fromiter(self.values.tolist(), dtype=object, count=size)
+            if not isinstance(data, np.ndarray) or data.dtype != object:
+                data = np.fromiter(values_of(v, len(idx)), dtype=object, count=len(idx))
+        self.values[idx] = data
+
+
+class NodeCache:
+    """Values of node-local expressions, per node of one cluster state, kept across pods:
+    what depends on a node's objects only is computed once; what depends on the pods on a node
+    is recomputed for the nodes whose version changed (a pod bound or removed there)."""
+
+    MAX_VALUES = 20_000_000   # cached values in all, across entries
+
+    def __init__(self, state):
+        self.state = state
+        self.entries: OrderedDict = OrderedDict()
+        self.uncacheable: set = set()
+        self.misses: dict = {}     # token → (lookups, new entries)
+        self.created = 0
+        self.max_entries = max(64, self.MAX_VALUES // max(1, len(state.node_index)))
+
+    @classmethod
+    def of(cls, state) -> "NodeCache":
+        cache = state.cache.get("vector")
+        if cache is None:
+            cache = state.cache["vector"] = cls(state)
+        return cache
+
+    def lookup(self, key, dynamic: bool, venv: dict, n: int, vec: VFn):
+        if key[0] in self.uncacheable:
+            return vec(venv, n)
+        pos = venv["$pos"]
+        entry = self.entries.get(key)
+        lookups, new = self.misses.get(key[0], (0, 0))
+        if entry is None:
+            # An expression of the pod as well (its key changes with every pod) gains nothing.
+            if lookups >= 8 and 2 * new > lookups:
+                self.uncacheable.add(key[0])
+                return vec(venv, n)
+            self.created += 1
+            entry = self.entries[key] = _Entry(self.created, len(self.state.node_index))
+            if len(self.entries) > self.max_entries:
+                self.entries.popitem(last=False)
+            new += 1
+        else:
+            self.entries.move_to_end(key)
+        self.misses[key[0]] = (lookups + 1, new)
+        missing = ~entry.done[pos]
+        if dynamic:
+            missing |= entry.versions[pos] != self.state.node_versions[pos]
+        if missing.any():
+            sub = np.flatnonzero(missing)
+            v = vec(restrict(venv, sub) if len(sub) < n else venv, len(sub))
+            if isinstance(v, (Rec, Seq)):
+                self.uncacheable.add(key[0])
+                del self.entries[key]
+                return vec(venv, n) if len(sub) < n else v
+            at = pos[sub]
+            entry.store(at, v)
+            entry.done[at] = True
+            entry.versions[at] = self.state.node_versions[at]
+        return Col(entry.values[pos], entry.id)
+
+
+LIFT_MIN = 16
+POLICY_ERRORS = (EvalError, TypeError, ValueError, ArithmeticError)
+
+
+def _lifted(ir: P.Comp):
+    """A comprehension that is the same for every node (a pod-stage one over the cluster's
+    nodes, say) but long: its members form a batch of their own, evaluated at once."""
+    kind, var = ir.kind, ir.var
+    source = vcompile(ir.source)
+    element = vcompile(ir.element) if ir.element is not None else None
+    where = vcompile(ir.where) if ir.where is not None else None
+    by = vcompile(ir.by) if ir.by is not None else None
+
+    def lift(venv: dict, ref: Callable):
+        seq = source(venv, 1)
+        if not isinstance(seq, (list, tuple)) or len(seq) < LIFT_MIN:
+            return ref(venv)
+        m = len(seq)
+        env = {k: v for k, v in venv.items()
+               if k not in ("$pos", "$cache") and not isinstance(v, (*VARYING, np.ndarray))}
+        env[var] = col_of(list(seq))
+        try:
+            if kind in ("any", "all") and element is None and where is not None:
+                t = truth(where(env, m), m)
+                hits = t if isinstance(t, np.ndarray) else np.full(m, bool(t))
+                return bool(hits.any()) if kind == "any" else bool(hits.all())
+            mask = truth(where(env, m), m) if where is not None else True
+            if mask is False or (isinstance(mask, np.ndarray) and not mask.any()):
+                return _AGGREGATE[kind]([])
+            values = values_of(on(element, env, m, mask), m) if element is not None else list(seq)
+            keep = [True] * m if mask is True else mask.tolist()
+            if kind == "group":
+                groups: dict = {}
+                for key, v, k in zip(values_of(on(by, env, m, mask), m), values, keep):
+                    if k:
+                        groups.setdefault(key, []).append(v)
+                return groups
+        except POLICY_ERRORS:
+            return ref(venv)    # the reference stops where it stops; its error, if any, is the answer
+        return _AGGREGATE[kind]([v for v, k in zip(values, keep) if k])
+    return lift
 
 
 def node_by_node(ref: Callable, venv: dict, varying: list, n: int):
@@ -319,6 +534,12 @@ def _index(ir: P.GetIndex):
         if isinstance(obj, Seq) and not isinstance(k, VARYING) and isinstance(k, int) and not isinstance(k, bool) \
                 and k >= 0 and all(m is True for m in obj.masks[:k + 1]):
             return obj.items[k] if k < len(obj.items) else None
+        if isinstance(obj, (list, tuple)) and isinstance(k, Col) and k.a.dtype.kind == "i":
+            items = np.full(len(obj) + 1, None, dtype=object)   # the last slot: null, for out of range
+            for j, x in enumerate(obj):
+                items[j] = x
+            i = np.where((k.a >= -len(obj)) & (k.a < len(obj)), k.a % max(len(obj), 1), len(obj))
+            return col_of(items[i].tolist())
         return elementwise(index_value, [obj, k], n)
     return run
 
@@ -640,6 +861,7 @@ _AGGREGATE = {
     "list": list, "count": len, "sum": _sum_list, "min": _extreme(min), "max": _extreme(max),
     "first": lambda xs: xs[0] if xs else None,
     "any": lambda xs: any(_truthy(v) for v in xs), "all": lambda xs: all(_truthy(v) for v in xs),
+    "group": lambda xs: {},   # only ever of no members: groups are built where `by` is known
 }
 
 
