@@ -57,6 +57,7 @@ class ClusterState:
         self.node_index: dict[str, int] = {}
         self.node_versions = np.zeros(0, dtype=np.int64)
         self.cache: dict = {}   # executors' per-state caches, by owner
+        self._matching: dict = {}   # pods_matching's answers until a pod arrives or leaves
 
     @classmethod
     def build(cls, objects: Iterable) -> "ClusterState":
@@ -260,9 +261,14 @@ class ClusterState:
 
         if selector is None:
             return []
+        key = (namespace, tuple(sorted(selector.match_labels.items())), selector.match_expressions)
+        found = self._matching.get(key)
+        if found is not None:
+            return found
         pools = [self.label_index.get((namespace, k, v), {}) for k, v in selector.match_labels.items()]
         pool = min(pools, key=len) if pools else self.pods_by_namespace.get(namespace, {})
-        return [p for p in pool.values() if selector_matches(selector, p.metadata.labels)]
+        found = self._matching[key] = [p for p in pool.values() if selector_matches(selector, p.metadata.labels)]
+        return found
 
     def remove(self, pod: model.Pod) -> None:
         node = pod.spec.node_name
@@ -274,6 +280,7 @@ class ClusterState:
             _add_into(self.requested[node], pod_requests(pod), -1)
             _add_into(self.nonzero_requested[node], nonzero_pod_requests(pod), -1)
             self.node_versions[self.node_index[node]] += 1
+            self._matching.clear()
 
     def _account(self, pod: model.Pod, node: str) -> None:
         self.pods_by_node[node].append(pod)
@@ -281,6 +288,7 @@ class ClusterState:
         _add_into(self.requested[node], pod_requests(pod), 1)
         _add_into(self.nonzero_requested[node], nonzero_pod_requests(pod), 1)
         self.node_versions[self.node_index[node]] += 1
+        self._matching.clear()
 
 
 def _claim_names(pod: model.Pod) -> list[str]:

@@ -20,11 +20,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Callable
 
+import attrs
 import numpy as np
 
 from .. import builtins as bi
 from .. import plan as P
 from ..builtins import EvalError
+from ..cluster.model import Node
 from ..cluster.quantity import Quantity
 from ..types import DERIVED
 from .interpret import _ARITH, _contains, _order, _reader, _truthy, compile_ir, index_value
@@ -242,11 +244,16 @@ def vcompile(ir) -> VFn:
     local = node_local(ir)
     token = object()     # this expression, in cache keys
     lift = _lifted(ir) if isinstance(ir, P.Comp) else None
+    # Holding a comprehension over what may be a long list, the expression is evaluated part
+    # by part even when nothing varies, so that the comprehension can run as a batch.
+    structural = vec is not None and _has_long_comprehension(ir)
 
     def run(venv: dict, n: int):
         varying = [name for name in free if isinstance(venv.get(name), VARYING)]
         if not varying:
-            return ref(venv) if lift is None else lift(venv, ref)
+            if lift is not None:
+                return lift(venv, ref)
+            return vec(venv, n) if structural else ref(venv)
         if vec is None:
             return node_by_node(ref, venv, varying, n)
         if local is not None and "$cache" in venv:
@@ -308,6 +315,8 @@ def freeze(v, budget: list):
         return ("list", tuple(freeze(x, budget) for x in v))
     if isinstance(v, dict):
         return ("map", tuple((k, freeze(x, budget)) for k, x in v.items()))
+    if attrs.has(type(v)):   # cluster data (a toleration, a selector): by value, field by field
+        return (type(v), tuple(freeze(getattr(v, f.name), budget) for f in attrs.fields(type(v))))
     raise Unfrozen
 
 
@@ -390,7 +399,7 @@ class NodeCache:
         lookups, new = self.misses.get(key[0], (0, 0))
         if entry is None:
             # An expression of the pod as well (its key changes with every pod) gains nothing.
-            if lookups >= 8 and 2 * new > lookups:
+            if lookups >= 16 and new > 0.9 * lookups:
                 self.uncacheable.add(key[0])
                 return vec(venv, n)
             self.created += 1
@@ -422,6 +431,37 @@ LIFT_MIN = 16
 POLICY_ERRORS = (EvalError, TypeError, ValueError, ArithmeticError)
 
 
+def _has_long_comprehension(ir) -> bool:
+    stack = [ir]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, P.Comp):
+            if not isinstance(e.source, P.MakeList):
+                return True
+            stack += [x for x in (e.source, e.element, e.where, e.by) if x is not None]
+        elif isinstance(e, P.Fold):
+            stack += [e.init, e.source, e.body]
+        elif isinstance(e, P.Bind):
+            stack += [*e.values, e.body]
+        else:
+            stack += _children(e)
+    return False
+
+
+def _node_positions(state, seq) -> "np.ndarray | None":
+    """Where each item is in the state's node order, when every item is one of its nodes."""
+    if state is None or not isinstance(seq[0], Node):
+        return None
+    index, nodes = state.node_index, state.nodes
+    pos = []
+    for x in seq:
+        name = x.metadata.name if isinstance(x, Node) else None
+        if nodes.get(name) is not x:
+            return None
+        pos.append(index[name])
+    return np.array(pos, dtype=np.int64)
+
+
 def _lifted(ir: P.Comp):
     """A comprehension that is the same for every node (a pod-stage one over the cluster's
     nodes, say) but long: its members form a batch of their own, evaluated at once."""
@@ -433,12 +473,18 @@ def _lifted(ir: P.Comp):
 
     def lift(venv: dict, ref: Callable):
         seq = source(venv, 1)
-        if not isinstance(seq, (list, tuple)) or len(seq) < LIFT_MIN:
+        if not isinstance(seq, (list, tuple)):
             return ref(venv)
+        if len(seq) < LIFT_MIN:
+            return one_by_one(venv, seq)
         m = len(seq)
         env = {k: v for k, v in venv.items()
                if k not in ("$pos", "$cache") and not isinstance(v, (*VARYING, np.ndarray))}
         env[var] = col_of(list(seq))
+        pos = _node_positions(venv.get("$state"), seq)
+        if pos is not None:     # the state's nodes: a node batch, with the node cache
+            env[var].key = ("node",)
+            env["$pos"], env["$cache"] = pos, NodeCache.of(venv["$state"])
         try:
             if kind in ("any", "all") and element is None and where is not None:
                 t = truth(where(env, m), m)
@@ -458,6 +504,32 @@ def _lifted(ir: P.Comp):
         except POLICY_ERRORS:
             return ref(venv)    # the reference stops where it stops; its error, if any, is the answer
         return _AGGREGATE[kind]([v for v, k in zip(values, keep) if k])
+
+    def one_by_one(venv: dict, seq):
+        """The reference's loop, its parts in vector form (they may hold long comprehensions)."""
+        out: list = []
+        groups: dict = {}
+        quantifier = kind in ("any", "all") and element is None and where is not None
+        for x in seq:
+            venv[var] = x
+            if quantifier:
+                if _truthy(where(venv, 1)) == (kind == "any"):
+                    return kind == "any"
+                continue
+            if where is not None and not _truthy(where(venv, 1)):
+                continue
+            v = element(venv, 1) if element is not None else x
+            if kind == "group":
+                groups.setdefault(by(venv, 1), []).append(v)
+            elif kind == "first":
+                return v
+            elif kind in ("any", "all") and _truthy(v) == (kind == "any"):
+                return kind == "any"
+            else:
+                out.append(v)
+        if quantifier or kind in ("any", "all"):
+            return kind == "all"
+        return groups if kind == "group" else _AGGREGATE[kind](out)
     return lift
 
 
@@ -693,13 +765,19 @@ def _list(ir: P.MakeList):
 
     def run(venv, n):
         values = [f(venv, n) for f in items]
+        if not any(isinstance(v, VARYING) for v in values):
+            return values
         return Seq(values, [True] * len(values))
     return run
 
 
 def _map(ir: P.MakeMap):
     keys, values = ir.keys, [vcompile(v) for v in ir.values]
-    return lambda venv, n: Rec({k: f(venv, n) for k, f in zip(keys, values)})
+
+    def run(venv, n):
+        fields = {k: f(venv, n) for k, f in zip(keys, values)}
+        return Rec(fields) if any(isinstance(v, VARYING) for v in fields.values()) else fields
+    return run
 
 
 # ---- comprehensions --------------------------------------------------------------------------
@@ -742,9 +820,10 @@ def _comp(ir: P.Comp):
         return t if isinstance(t, np.ndarray) else bool(t)
 
     def run(venv, n):
-        members = _members(source(venv, n), n)
+        src = source(venv, n)
+        members = _members(src, n)
         if members is None or kind == "group":
-            return node_by_node(ref, venv, [v for v in inner if isinstance(venv.get(v), VARYING)], n)
+            return per_node(venv, n, src)
         if kind in ("any", "all", "first"):
             return until_decided(venv, n, members)
         chosen = []   # (value, mask) of the members that pass `where`
@@ -755,6 +834,25 @@ def _comp(ir: P.Comp):
                 continue
             chosen.append((on(element, venv, n, m) if element is not None else x, m))
         return aggregate(kind, chosen, n)
+
+    def per_node(venv, n, src):
+        """Node by node, but only where the list has members: lists of pods, taints or
+        images are often empty, and an empty list's answer is known."""
+        varying = [v for v in inner if isinstance(venv.get(v), VARYING)]
+        if not isinstance(src, Col):
+            return node_by_node(ref, venv, varying, n)
+        full = np.fromiter((bool(x) for x in src.a), dtype=bool, count=n)
+        if full.all():
+            return node_by_node(ref, venv, varying, n)
+        empty = {} if kind == "group" else _AGGREGATE[kind]([])
+        some = np.flatnonzero(full)
+        if not len(some):
+            return empty
+        parts = [(some, node_by_node(ref, restrict(venv, some), varying, len(some)))]
+        if kind == "list":   # a list of its own for every node, as the reference makes
+            rest = np.flatnonzero(~full)
+            return merge(parts + [(rest, col_of([[] for _ in range(len(rest))]))], n)
+        return merge(parts + [(np.flatnonzero(~full), empty)], n)
 
     def until_decided(venv, n, members):
         """any / all / first look at the members in order and stop, node by node, at the one
