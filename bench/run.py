@@ -1,9 +1,10 @@
 """Benchmarks: `make bench` (or `python bench/run.py [--sizes 500,5000] [--pending N]`).
 
 Prints a table and writes bench/results/latest.json. Every figure is also given as a ratio
-against references measured in the same run, because this machine is shared and noisy:
-a deliberately naive plain-Python loop over the nodes for the default profile's core
-(taints, node affinity, resource fit, LeastAllocated), measured on the same pods.
+against references measured in the same run, because this machine is shared and noisy: the
+reference interpreter (node by node) on the same pods, and a deliberately naive plain-Python
+loop over the nodes for the default profile's core (taints, node affinity, resource fit,
+LeastAllocated).
 """
 
 from __future__ import annotations
@@ -61,36 +62,60 @@ def timed(fn, *args):
     return out, time.perf_counter() - t
 
 
-def bench_size(nodes: int, per_node: int, pending: int, simulate_pods: int) -> dict:
+def eval_times(exe, state, pods) -> list[float]:
+    """Seconds per pod of `eval` (the state already loaded; the first pod warms the caches up
+    and is measured too)."""
+    return [timed(schedule, exe, state, pod)[1] for pod in pods]
+
+
+def simulate_rate(exe, state, pods, percentage) -> float:
+    """Pods per second of `simulate` on a fresh copy of the state."""
+    fresh = load_cluster_copy(state)
+    placements, seconds = timed(lambda: simulate({"default-scheduler": exe}, fresh, pods, percentage=percentage))
+    return len(placements) / seconds
+
+
+def p50(xs):
+    return statistics.median(xs)
+
+
+def p95(xs):
+    return sorted(xs)[max(0, int(len(xs) * 0.95) - 1)]
+
+
+def bench_size(nodes: int, per_node: int, pending: int, simulate_pods: int, reference: bool) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        cluster, pods = generate(nodes, per_node, pending)
+        cluster, pods = generate(nodes, per_node, max(pending, simulate_pods))
         (Path(tmp) / "cluster.json").write_text(json.dumps(cluster))
         (Path(tmp) / "pending.json").write_text(json.dumps(pods))
         import yaml
-        (Path(tmp) / "cluster.yaml").write_text(yaml.safe_dump(cluster))
+        (Path(tmp) / "cluster.yaml").write_text(yaml.dump(cluster, Dumper=getattr(yaml, "CSafeDumper",
+                                                                                    yaml.SafeDumper)))
+        del cluster
         tracemalloc.start()
         state, load_json = timed(load_cluster, [Path(tmp) / "cluster.json"])
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         _, load_yaml = timed(load_cluster, [Path(tmp) / "cluster.yaml"])
         pending_pods = load_objects(Path(tmp) / "pending.json")
-    exe = Executable(load_plans()["default-scheduler"])
-    evals, naive = [], []
-    for pod in pending_pods:
-        _, t = timed(schedule, exe, state, pod)
-        evals.append(t)
-        _, t = timed(naive_default, state, pod)
-        naive.append(t)
-    fresh = load_cluster_copy(state)
-    placements, sim = timed(lambda: simulate({"default-scheduler": exe}, fresh, pending_pods[:simulate_pods]))
-    median, naive_median = statistics.median(evals), statistics.median(naive)
-    return {
+    plan = load_plans()["default-scheduler"]
+    vector, ref = Executable(plan, "vector"), Executable(plan, "reference")
+    evals = eval_times(vector, state, pending_pods[:pending])
+    naive = [timed(naive_default, state, pod)[1] for pod in pending_pods[:pending]]
+    out = {
         "nodes": nodes, "running_pods": nodes * per_node,
         "load_json_s": load_json, "load_yaml_s": load_yaml, "state_peak_mib": peak / 2**20,
-        "eval_median_ms": median * 1000, "eval_p95_ms": sorted(evals)[int(len(evals) * 0.95) - 1] * 1000,
-        "naive_median_ms": naive_median * 1000, "eval_vs_naive": median / naive_median,
-        "simulate_pods": len(placements), "simulate_pods_per_s": len(placements) / sim,
+        "eval_median_ms": p50(evals) * 1000, "eval_p95_ms": p95(evals) * 1000,
+        "naive_median_ms": p50(naive) * 1000, "eval_vs_naive": p50(evals) / p50(naive),
+        "simulate_pods": simulate_pods,
+        "simulate_pods_per_s": simulate_rate(vector, state, pending_pods[:simulate_pods], 100),
+        "simulate_adaptive_pods_per_s": simulate_rate(vector, state, pending_pods[:simulate_pods], None),
     }
+    if reference:
+        refs = eval_times(ref, state, pending_pods[:pending])
+        out["reference_eval_median_ms"] = p50(refs) * 1000
+        out["reference_vs_vector"] = p50(refs) / p50(evals)
+    return out
 
 
 def load_cluster_copy(state):
@@ -108,20 +133,27 @@ def main() -> None:
     ap.add_argument("--sizes", default="500,5000", help="node counts (15000 is the large one)")
     ap.add_argument("--pods-per-node", type=int, default=10)
     ap.add_argument("--pending", type=int, default=20, help="pods evaluated one by one per size")
-    ap.add_argument("--simulate", type=int, default=20, help="pods scheduled in the simulate run")
+    ap.add_argument("--simulate", type=int, default=50, help="pods scheduled in each simulate run")
+    ap.add_argument("--reference-up-to", type=int, default=5000,
+                    help="also time the reference interpreter's eval up to this many nodes")
     a = ap.parse_args()
     results = {"compile_stdlib_s": compile_time(), "sizes": []}
     for n in map(int, a.sizes.split(",")):
-        results["sizes"].append(bench_size(n, a.pods_per_node, a.pending, a.simulate))
+        results["sizes"].append(bench_size(n, a.pods_per_node, a.pending, a.simulate, n <= a.reference_up_to))
+        print(json.dumps(results["sizes"][-1]), file=sys.stderr, flush=True)
     out = Path(__file__).parent / "results"
     out.mkdir(exist_ok=True)
     (out / "latest.json").write_text(json.dumps(results, indent=2))
     print(f"compile the stdlib default profile: {results['compile_stdlib_s'] * 1000:.0f} ms")
-    head = ["nodes", "pods", "load json s", "load yaml s", "state MiB", "eval ms (p50)", "eval ms (p95)",
-            "naive ms (p50)", "eval/naive", "simulate pods/s"]
+    head = ["nodes", "pods", "load json s", "load yaml s", "state MiB", "eval ms p50", "eval ms p95",
+            "reference ms p50", "reference/vector", "naive ms p50", "eval/naive", "simulate pods/s",
+            "adaptive pods/s"]
     rows = [[str(r["nodes"]), str(r["running_pods"]), f"{r['load_json_s']:.2f}", f"{r['load_yaml_s']:.2f}",
              f"{r['state_peak_mib']:.0f}", f"{r['eval_median_ms']:.1f}", f"{r['eval_p95_ms']:.1f}",
-             f"{r['naive_median_ms']:.1f}", f"{r['eval_vs_naive']:.1f}x", f"{r['simulate_pods_per_s']:.1f}"]
+             f"{r['reference_eval_median_ms']:.1f}" if "reference_eval_median_ms" in r else "-",
+             f"{r['reference_vs_vector']:.1f}x" if "reference_vs_vector" in r else "-",
+             f"{r['naive_median_ms']:.1f}", f"{r['eval_vs_naive']:.1f}x", f"{r['simulate_pods_per_s']:.1f}",
+             f"{r['simulate_adaptive_pods_per_s']:.1f}"]
             for r in results["sizes"]]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
     print("  ".join(h.rjust(w) for h, w in zip(head, widths)))

@@ -9,6 +9,7 @@ these tests also check that it does so only when the reference itself fails.
 
 from __future__ import annotations
 
+import copy
 from functools import lru_cache
 from unittest import mock
 
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 import strategies as S
 from policylang import Executable, check, compile_all, load_plans, load_program, schedule
 from policylang.run.schedule import Sampling
+from policylang.simulate import simulate
 from test_properties import more_examples, scheduling_cases
 
 
@@ -85,3 +87,33 @@ def test_team_policies_decide_alike_on_both_executors(text, case):
     cluster, pod = case
     reference, vector = both(_team_plan(text), cluster, pod)
     assert vector == reference
+
+
+@st.composite
+def simulations(draw):
+    """A cluster and a few pending pods, some of them alike (replicas of one template)."""
+    cluster = draw(S.clusters(min_nodes=2, max_nodes=4, affinity=False))
+    names = tuple(cluster.node_names)
+    templates = [draw(S.pods(f"pending-{i}", names, affinity=False)) for i in range(draw(st.integers(1, 3)))]
+    pods = []
+    for i in range(draw(st.integers(2, 6))):
+        pod = copy.deepcopy(draw(st.sampled_from(templates)))
+        pod["metadata"]["name"] = f"pending-{i}"
+        pods.append(pod)
+    return cluster, pods
+
+
+@given(simulations(), st.sampled_from([None, 100]))
+def test_simulations_place_alike_on_both_executors(case, percentage):
+    """Simulating pods one after another (each bind changing what the next pod sees, and what
+    the vector executor's node cache must recompute) places every pod alike on both executors:
+    same node, same decision, same victims."""
+    cluster, pods = case
+    plan = default_plan()
+    outcomes = []
+    for exe in executables(plan):
+        state = cluster.state()
+        placements = simulate({"default-scheduler": exe}, state, [S.structure(p) for p in pods],
+                              percentage=percentage)
+        outcomes.append([(p.pod.metadata.name, p.node, p.decision, p.victims) for p in placements])
+    assert outcomes[0] == outcomes[1]

@@ -189,6 +189,21 @@ def _bool_value(t, n: int):
 
 # ---- compiling -------------------------------------------------------------------------------
 
+def _by_identity(fn):
+    """Memoised per IR object: each is asked about once per subtree that holds it."""
+    memo: dict[int, tuple] = {}
+
+    def run(ir):
+        hit = memo.get(id(ir))
+        if hit is not None and hit[0] is ir:
+            return hit[1]
+        out = fn(ir)
+        memo[id(ir)] = (ir, out)
+        return out
+    return run
+
+
+@_by_identity
 def free_vars(ir) -> frozenset:
     if isinstance(ir, P.Var):
         return frozenset((ir.name,))
@@ -235,8 +250,9 @@ def _children(ir) -> list:
     raise TypeError(f"unknown IR {type(ir).__name__}")
 
 
+@_by_identity
 def vcompile(ir) -> VFn:
-    """The vector form of an expression."""
+    """The vector form of an expression (one per IR object: inlined defs share theirs)."""
     ref = compile_ir(ir)
     free = tuple(sorted(free_vars(ir)))
     special = _VECTOR.get(type(ir))
@@ -259,7 +275,9 @@ def vcompile(ir) -> VFn:
         if local is not None and "$cache" in venv:
             key = _cache_key(token, free, venv)
             if key is not None:
-                return venv["$cache"].lookup(key, local == "dynamic", venv, n, vec)
+                # Over a value that depends on the pods on a node, a value does too.
+                dynamic = local == "dynamic" or any(isinstance(k, int) and k < 0 for k in key)
+                return venv["$cache"].lookup(key, dynamic, venv, n, vec)
         return vec(venv, n)
     return run
 
@@ -270,30 +288,37 @@ NODE_LOCAL_BUILTINS = frozenset({"requested", "nonzero_requested"})   # read one
 NODE_DERIVED = frozenset(DERIVED["Node"])
 
 
+def _parts(ir) -> list:
+    """Every sub-expression directly under ir, binders included."""
+    if isinstance(ir, P.Comp):
+        return [x for x in (ir.source, ir.element, ir.where, ir.by) if x is not None]
+    if isinstance(ir, P.Fold):
+        return [ir.init, ir.source, ir.body]
+    if isinstance(ir, P.Bind):
+        return [*ir.values, ir.body]
+    return _children(ir)
+
+
+@_by_identity
 def node_local(ir) -> "str | None":
     """Whether an expression reads nothing but its variables and, through them, nodes:
     "static" (node objects only), "dynamic" (also the pods on a node), or None (it reads the
     wider cluster state)."""
     found = "static"
-    stack = [ir]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, P.CallBuiltin) and bi.REGISTRY[e.name].needs_state:
-            if e.name not in NODE_LOCAL_BUILTINS:
-                return None
-            found = "dynamic"
-        elif isinstance(e, P.GetField) and e.name in NODE_DERIVED:
-            found = "dynamic"
-        elif isinstance(e, P.Var) and e.name == "cluster":
+    if isinstance(ir, P.CallBuiltin) and bi.REGISTRY[ir.name].needs_state:
+        if ir.name not in NODE_LOCAL_BUILTINS:
             return None
-        if isinstance(e, P.Comp):
-            stack += [x for x in (e.source, e.element, e.where, e.by) if x is not None]
-        elif isinstance(e, P.Fold):
-            stack += [e.init, e.source, e.body]
-        elif isinstance(e, P.Bind):
-            stack += [*e.values, e.body]
-        else:
-            stack += _children(e)
+        found = "dynamic"
+    elif isinstance(ir, P.GetField) and ir.name in NODE_DERIVED:
+        found = "dynamic"
+    elif isinstance(ir, P.Var) and ir.name == "cluster":
+        return None
+    for part in _parts(ir):
+        inner = node_local(part)
+        if inner is None:
+            return None
+        if inner == "dynamic":
+            found = "dynamic"
     return found
 
 
@@ -403,7 +428,8 @@ class NodeCache:
                 self.uncacheable.add(key[0])
                 return vec(venv, n)
             self.created += 1
-            entry = self.entries[key] = _Entry(self.created, len(self.state.node_index))
+            ident = -self.created if dynamic else self.created   # negative: recomputed as pods move
+            entry = self.entries[key] = _Entry(ident, len(self.state.node_index))
             if len(self.entries) > self.max_entries:
                 self.entries.popitem(last=False)
             new += 1
@@ -431,21 +457,11 @@ LIFT_MIN = 16
 POLICY_ERRORS = (EvalError, TypeError, ValueError, ArithmeticError)
 
 
+@_by_identity
 def _has_long_comprehension(ir) -> bool:
-    stack = [ir]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, P.Comp):
-            if not isinstance(e.source, P.MakeList):
-                return True
-            stack += [x for x in (e.source, e.element, e.where, e.by) if x is not None]
-        elif isinstance(e, P.Fold):
-            stack += [e.init, e.source, e.body]
-        elif isinstance(e, P.Bind):
-            stack += [*e.values, e.body]
-        else:
-            stack += _children(e)
-    return False
+    if isinstance(ir, P.Comp) and not isinstance(ir.source, P.MakeList):
+        return True
+    return any(_has_long_comprehension(part) for part in _parts(ir))
 
 
 def _node_positions(state, seq) -> "np.ndarray | None":
