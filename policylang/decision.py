@@ -3,6 +3,8 @@ overall, the selected node and kube-scheduler's message when nothing fits."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import attrs
 
 from .source import Span
@@ -27,8 +29,8 @@ class Status:
         return ", ".join(self.reasons)
 
 
-@attrs.frozen
-class PluginScore:
+class PluginScore(NamedTuple):
+    # A tuple rather than an attrs class: one is made per node and plugin, thousands per pod.
     raw: int
     normalized: int
     weight: int
@@ -38,8 +40,8 @@ class PluginScore:
         return self.normalized * self.weight
 
 
-@attrs.frozen
-class NodeResult:
+class NodeResult(NamedTuple):
+    # A tuple rather than an attrs class, as PluginScore: one is made per node.
     name: str
     failure: "Status | None" = None
     scores: "dict[str, PluginScore] | None" = None   # feasible nodes only; plugin → score

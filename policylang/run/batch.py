@@ -98,3 +98,37 @@ def raw_scores(plugin, env: dict, feasible: list) -> np.ndarray:
         return np.array(values, dtype=np.int64)
     except OverflowError:
         return np.array(values, dtype=object)
+
+
+def normalize(s, raws: np.ndarray, env: dict, feasible: list) -> np.ndarray:
+    """NormalizeScore over the batch, with the reference's integer (and float) arithmetic."""
+    method = s.normalize
+    if method == "none":
+        return raws
+    if raws.dtype == object or (len(raws) and np.abs(raws).max() >= (1 << 62) // MAX_NODE_SCORE):
+        return np.array(_python_normalize(s, raws.tolist(), env, feasible), dtype=object)
+    if method in ("max", "reverse"):
+        top = max(0, int(raws.max(initial=0)))
+        if top == 0:
+            return np.full(len(raws), MAX_NODE_SCORE if method == "reverse" else 0, dtype=np.int64)
+        # Go's integer division truncates toward zero.
+        v = np.where(raws >= 0, MAX_NODE_SCORE * raws // top, -((MAX_NODE_SCORE * -raws) // top))
+        return MAX_NODE_SCORE - v if method == "reverse" else v
+    if method == "minmax":
+        lo, hi = (int(raws.min()), int(raws.max())) if len(raws) else (0, 0)
+        if hi == lo:
+            return np.zeros(len(raws), dtype=np.int64)
+        return np.trunc(float(MAX_NODE_SCORE) * ((raws - lo).astype(np.float64) / float(hi - lo))).astype(np.int64)
+    venv = _node_env({**env, "scores": raws.tolist()}, feasible)
+    venv["score"] = Col(raws)
+    try:
+        out = s.vnormalize(venv, len(feasible))
+    except POLICY_ERRORS as err:
+        raise PolicyErrorInBatch(str(err)) from err
+    values = [int(v or 0) for v in values_of(out, len(feasible))]
+    return np.array(values, dtype=object)
+
+
+def _python_normalize(s, raws: list, env: dict, feasible: list) -> list:
+    from .schedule import _normalize
+    return _normalize(s, raws, feasible, env, "")

@@ -286,7 +286,9 @@ def run_scores(exe: Executable, pre: PreFilterOutcome, feasible: list[Node]) -> 
         if _skipped(s.pod_steps + s.feasible_steps, env, plugin.name):
             continue
         if exe.executor == "vector":
-            raws = batch.raw_scores(plugin, env, feasible).tolist()
+            raws = batch.raw_scores(plugin, env, feasible)
+            normalized = batch.normalize(s, raws, env, feasible)
+            raws, normalized = raws.tolist(), normalized.tolist()
         else:
             raws = []
             for node in feasible:
@@ -295,7 +297,7 @@ def run_scores(exe: Executable, pre: PreFilterOutcome, feasible: list[Node]) -> 
                     env[step.name] = _call(step.fn, env, plugin.name, "Score")
                 raw = _call(s.value, env, plugin.name, "Score")
                 raws.append(int(raw or 0))
-        normalized = _normalize(s, raws, feasible, env, plugin.name)
+            normalized = _normalize(s, raws, feasible, env, plugin.name)
         for node, raw, norm in zip(feasible, raws, normalized):
             if not 0 <= norm <= MAX_NODE_SCORE:
                 raise PlanRuntimeError(f'plugin "{plugin.name}" returns an invalid score {norm}, it should in the '
@@ -475,7 +477,7 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
     results = tuple(NodeResult(n.metadata.name, statuses.get(n.metadata.name), scores.get(n.metadata.name),
                                evaluated=n.metadata.name in statuses or n.metadata.name in scores)
                     for n in nodes)
-    return Decision(**ident, nodes=results, selected=_select(results, rng))
+    return Decision(**ident, nodes=results, selected=_select(scores, rng))
 
 
 def _filter_in_order(exe: Executable, state: ClusterState, pod: Pod, pre: PreFilterOutcome, order: list[Node],
@@ -516,8 +518,9 @@ def _visit_order(state: ClusterState, nodes: list[Node], sampling: "Sampling | N
     return ordered[start:] + ordered[:start]
 
 
-def _select(results: tuple, rng: "random.Random | None") -> str:
-    feasible = [r for r in results if r.feasible]
-    best = max(r.total for r in feasible)
-    tied = sorted(r.name for r in feasible if r.total == best)
+def _select(scores: dict[str, dict[str, PluginScore]], rng: "random.Random | None") -> str:
+    """The feasible node with the highest weighted total; ties: smallest name, or seeded random."""
+    totals = {name: sum(s.normalized * s.weight for s in by_plugin.values()) for name, by_plugin in scores.items()}
+    best = max(totals.values())
+    tied = sorted(name for name, total in totals.items() if total == best)
     return rng.choice(tied) if rng is not None else tied[0]

@@ -405,7 +405,6 @@ class NodeCache:
         self.state = state
         self.entries: OrderedDict = OrderedDict()
         self.uncacheable: set = set()
-        self.misses: dict = {}     # token → (lookups, new entries)
         self.created = 0
         self.max_entries = max(64, self.MAX_VALUES // max(1, len(state.node_index)))
 
@@ -421,21 +420,14 @@ class NodeCache:
             return vec(venv, n)
         pos = venv["$pos"]
         entry = self.entries.get(key)
-        lookups, new = self.misses.get(key[0], (0, 0))
         if entry is None:
-            # An expression of the pod as well (its key changes with every pod) gains nothing.
-            if lookups >= 16 and new > 0.9 * lookups:
-                self.uncacheable.add(key[0])
-                return vec(venv, n)
             self.created += 1
             ident = -self.created if dynamic else self.created   # negative: recomputed as pods move
             entry = self.entries[key] = _Entry(ident, len(self.state.node_index))
             if len(self.entries) > self.max_entries:
                 self.entries.popitem(last=False)
-            new += 1
         else:
             self.entries.move_to_end(key)
-        self.misses[key[0]] = (lookups + 1, new)
         missing = ~entry.done[pos]
         if dynamic:
             missing |= entry.versions[pos] != self.state.node_versions[pos]
