@@ -23,14 +23,24 @@ class PolicyErrorInBatch(Exception):
     """A policy failed on some node of the batch; the reference interpreter will say how."""
 
 
+class _Batch:
+    """Nodes as columns: the objects, and where each is in the state's node order (for the
+    node cache)."""
+
+    def __init__(self, state, nodes: list):
+        self.nodes = np.empty(len(nodes), dtype=object)
+        self.nodes[:] = nodes
+        index = state.node_index
+        self.pos = np.fromiter((index[n.metadata.name] for n in nodes), dtype=np.int64, count=len(nodes))
+        self.cache = NodeCache.of(state)
+
+    def env(self, base: dict, sel: "np.ndarray | None" = None) -> dict:
+        nodes, pos = (self.nodes, self.pos) if sel is None else (self.nodes[sel], self.pos[sel])
+        return {**base, "node": Col(nodes, ("node",)), "$pos": pos, "$cache": self.cache}
+
+
 def _node_env(base: dict, nodes: list) -> dict:
-    """The environment of a batch: ``node`` varies; ``$pos`` places each node in the state's
-    node order, for the node cache."""
-    state = base["$state"]
-    arr = np.empty(len(nodes), dtype=object)
-    arr[:] = nodes
-    pos = np.fromiter((state.node_index[n.metadata.name] for n in nodes), dtype=np.int64, count=len(nodes))
-    return {**base, "node": Col(arr, ("node",)), "$pos": pos, "$cache": NodeCache.of(state)}
+    return _Batch(base["$state"], nodes).env(base)
 
 
 def filter_batch(exe, pre, nodes: list) -> list:
@@ -38,12 +48,17 @@ def filter_batch(exe, pre, nodes: list) -> list:
     out: list = [None] * len(nodes)
     alive = np.arange(len(nodes))
     statuses: dict = {}
+    if not nodes:
+        return out
+    columns = None
     try:
         for plugin in exe.plugins:
             for f in pre.active.get(plugin.name, ()):
                 if not len(alive):
                     return out
-                venv = _node_env(pre.envs[plugin.name], [nodes[i] for i in alive])
+                base = pre.envs[plugin.name]
+                columns = columns or _Batch(base["$state"], nodes)
+                venv = columns.env(base, alive)
                 for step in f.node_steps:
                     n = len(alive)
                     if step.kind == "let":

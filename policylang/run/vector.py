@@ -131,12 +131,30 @@ def restrict(venv: dict, sel: np.ndarray) -> dict:
     return {k: take(v, sel) if isinstance(v, (VARYING, np.ndarray)) else v for k, v in venv.items()}
 
 
+def _listy(v) -> bool:
+    return isinstance(v, (Seq, list, tuple))
+
+
+def as_seq(v) -> Seq:
+    return v if isinstance(v, Seq) else Seq(list(v), [True] * len(v))
+
+
 def merge(parts: list, n: int):
     """One value from disjoint parts [(sel, value)] covering the batch."""
     parts = [(sel, v) for sel, v in parts if len(sel)]
     if len(parts) == 1:
         sel, v = parts[0]
         return v if not isinstance(v, VARYING) else expand(v, sel, n)
+    if all(_listy(v) for _, v in parts):
+        # Lists on either side: one Seq of both sides' members, each where its side holds.
+        items, masks = [], []
+        for sel, v in parts:
+            seq = expand(as_seq(v), sel, n) if len(sel) < n else as_seq(v)
+            where = np.zeros(n, dtype=bool)
+            where[sel] = True
+            items += seq.items
+            masks += [where if m is True else m & where for m in seq.masks]
+        return Seq(items, masks)
     kinds = {_num_kind(v) for _, v in parts}
     if len(kinds) == 1 and None not in kinds:
         kind = kinds.pop()
@@ -434,7 +452,7 @@ class NodeCache:
         if missing.any():
             sub = np.flatnonzero(missing)
             v = vec(restrict(venv, sub) if len(sub) < n else venv, len(sub))
-            if isinstance(v, (Rec, Seq)):
+            if isinstance(v, (Rec, Seq, list, tuple, dict)):   # kept in their own (cheaper) forms
                 self.uncacheable.add(key[0])
                 del self.entries[key]
                 return vec(venv, n) if len(sub) < n else v
@@ -725,6 +743,9 @@ def _op(ir: P.Op):
 
     def calc(venv, n):
         a, b = left(venv, n), right(venv, n)
+        if op == "+" and _listy(a) and _listy(b) and (isinstance(a, Seq) or isinstance(b, Seq)):
+            a, b = as_seq(a), as_seq(b)
+            return Seq(a.items + b.items, a.masks + b.masks)
         if (isinstance(a, Col) or isinstance(b, Col)) and _arith_ok(op, a, b):
             return Col(np.asarray(_numeric_arith(op, a, b)))
         return elementwise(lambda x, y: None if x is None or y is None else arith(x, y), [a, b], n)
