@@ -39,10 +39,6 @@ class _Batch:
         return {**base, "node": Col(nodes, ("node",)), "$pos": pos, "$cache": self.cache}
 
 
-def _node_env(base: dict, nodes: list) -> dict:
-    return _Batch(base["$state"], nodes).env(base)
-
-
 def filter_batch(exe, pre, nodes: list) -> list:
     """For each node, the first failing plugin's Status, or None when it fits."""
     out: list = [None] * len(nodes)
@@ -95,11 +91,15 @@ def _reasons_key(value) -> tuple:
     return tuple(str(v) for v in value)
 
 
-def raw_scores(plugin, env: dict, feasible: list) -> np.ndarray:
+def columns(state, nodes: list) -> _Batch:
+    return _Batch(state, nodes)
+
+
+def raw_scores(plugin, env: dict, feasible: _Batch) -> np.ndarray:
     """The plugin's raw score on each feasible node, as int64 (or objects when too large)."""
     s = plugin.score
-    venv = _node_env(env, feasible)
-    n = len(feasible)
+    venv = feasible.env(env)
+    n = len(feasible.nodes)
     try:
         for step in s.node_steps:
             venv[step.name] = step.vfn(venv, n)
@@ -115,7 +115,7 @@ def raw_scores(plugin, env: dict, feasible: list) -> np.ndarray:
         return np.array(values, dtype=object)
 
 
-def normalize(s, raws: np.ndarray, env: dict, feasible: list) -> np.ndarray:
+def normalize(s, raws: np.ndarray, env: dict, feasible: _Batch) -> np.ndarray:
     """NormalizeScore over the batch, with the reference's integer (and float) arithmetic."""
     method = s.normalize
     if method == "none":
@@ -134,16 +134,17 @@ def normalize(s, raws: np.ndarray, env: dict, feasible: list) -> np.ndarray:
         if hi == lo:
             return np.zeros(len(raws), dtype=np.int64)
         return np.trunc(float(MAX_NODE_SCORE) * ((raws - lo).astype(np.float64) / float(hi - lo))).astype(np.int64)
-    venv = _node_env({**env, "scores": raws.tolist()}, feasible)
+    venv = feasible.env({**env, "scores": raws.tolist()})
     venv["score"] = Col(raws)
+    n = len(feasible.nodes)
     try:
-        out = s.vnormalize(venv, len(feasible))
+        out = s.vnormalize(venv, n)
     except POLICY_ERRORS as err:
         raise PolicyErrorInBatch(str(err)) from err
-    values = [int(v or 0) for v in values_of(out, len(feasible))]
+    values = [int(v or 0) for v in values_of(out, n)]
     return np.array(values, dtype=object)
 
 
-def _python_normalize(s, raws: list, env: dict, feasible: list) -> list:
+def _python_normalize(s, raws: list, env: dict, feasible: _Batch) -> list:
     from .schedule import _normalize
-    return _normalize(s, raws, feasible, env, "")
+    return _normalize(s, raws, feasible.nodes.tolist(), env, "")

@@ -278,6 +278,7 @@ def run_filters_with_nominated(exe: Executable, state: ClusterState, pod: Pod, p
 def run_scores(exe: Executable, pre: PreFilterOutcome, feasible: list[Node]) -> dict[str, dict[str, PluginScore]]:
     """node name → plugin → score, for every score plugin that does not skip itself."""
     out: dict[str, dict[str, PluginScore]] = {n.metadata.name: {} for n in feasible}
+    columns = None
     for plugin in exe.plugins:
         s = plugin.score
         if s is None:
@@ -286,8 +287,9 @@ def run_scores(exe: Executable, pre: PreFilterOutcome, feasible: list[Node]) -> 
         if _skipped(s.pod_steps + s.feasible_steps, env, plugin.name):
             continue
         if exe.executor == "vector":
-            raws = batch.raw_scores(plugin, env, feasible)
-            normalized = batch.normalize(s, raws, env, feasible)
+            columns = columns or batch.columns(pre.envs[plugin.name]["$state"], feasible)
+            raws = batch.raw_scores(plugin, env, columns)
+            normalized = batch.normalize(s, raws, env, columns)
             raws, normalized = raws.tolist(), normalized.tolist()
         else:
             raws = []

@@ -630,8 +630,8 @@ def _index(ir: P.GetIndex):
     def run(venv, n):
         obj, k = target(venv, n), key(venv, n)
         if isinstance(obj, Seq) and not isinstance(k, VARYING) and isinstance(k, int) and not isinstance(k, bool) \
-                and k >= 0 and all(m is True for m in obj.masks[:k + 1]):
-            return obj.items[k] if k < len(obj.items) else None
+                and k >= 0:
+            return _member(obj, k, n)
         if isinstance(obj, (list, tuple)) and isinstance(k, Col) and k.a.dtype.kind == "i":
             items = np.full(len(obj) + 1, None, dtype=object)   # the last slot: null, for out of range
             for j, x in enumerate(obj):
@@ -640,6 +640,22 @@ def _index(ir: P.GetIndex):
             return col_of(items[i].tolist())
         return elementwise(index_value, [obj, k], n)
     return run
+
+
+def _member(seq: Seq, k: int, n: int):
+    """The k-th member of a Seq on each node (null where it has fewer)."""
+    if all(m is True for m in seq.masks[:k + 1]):
+        return seq.items[k] if k < len(seq.items) else None
+    before = np.zeros(n, dtype=np.int64)    # members so far, per node
+    parts, taken = [], np.zeros(n, dtype=bool)
+    for item, m in zip(seq.items, seq.masks):
+        hit = (before == k) if m is True else (m & (before == k))
+        if hit.any():
+            sel = np.flatnonzero(hit)
+            parts.append((sel, take(item, sel) if isinstance(item, VARYING) else item))
+            taken |= hit
+        before = before + (1 if m is True else m)
+    return merge(parts + [(np.flatnonzero(~taken), None)], n)
 
 
 _NUMPY_COMPARE = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
