@@ -267,7 +267,11 @@ class ClusterState:
             return found
         pools = [self.label_index.get((namespace, k, v), {}) for k, v in selector.match_labels.items()]
         pool = min(pools, key=len) if pools else self.pods_by_namespace.get(namespace, {})
-        found = self._matching[key] = [p for p in pool.values() if selector_matches(selector, p.metadata.labels)]
+        if len(pools) == 1 and not selector.match_expressions:
+            found = self._matching[key] = list(pool.values())    # the index answers exactly
+        else:
+            found = self._matching[key] = [p for p in pool.values()
+                                           if selector_matches(selector, p.metadata.labels)]
         return found
 
     def remove(self, pod: model.Pod) -> None:

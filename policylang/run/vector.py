@@ -478,14 +478,11 @@ def _node_positions(state, seq) -> "np.ndarray | None":
     """Where each item is in the state's node order, when every item is one of its nodes."""
     if state is None or not isinstance(seq[0], Node):
         return None
-    index, nodes = state.node_index, state.nodes
-    pos = []
-    for x in seq:
-        name = x.metadata.name if isinstance(x, Node) else None
-        if nodes.get(name) is not x:
-            return None
-        pos.append(index[name])
-    return np.array(pos, dtype=np.int64)
+    by_identity = state.cache.get("node positions")
+    if by_identity is None:   # the state holds its nodes, so their ids stay theirs
+        by_identity = state.cache["node positions"] = {id(node): i for i, node in enumerate(state.nodes.values())}
+    pos = [by_identity.get(id(x), -1) for x in seq]
+    return None if -1 in pos else np.array(pos, dtype=np.int64)
 
 
 def _lifted(ir: P.Comp):
