@@ -112,6 +112,16 @@ def _merge_maps(maps):
     return out
 
 
+@builtin("tally", [list_of(STRING), list_of(INT)], map_of(STRING, INT),
+         "keys[i] → the sum of counts[i] over every i with that key (keys in first-seen order): "
+         "counting per domain without a list per member.")
+def _tally(keys, counts):
+    out: dict = {}
+    for k, c in zip(keys or [], counts or []):
+        out[k] = out.get(k, 0) + (c or 0)
+    return out
+
+
 @builtin("range", [INT], list_of(INT), "The whole numbers 0, 1, … n-1.")
 def _range(n):
     return list(range(n or 0))
