@@ -265,13 +265,16 @@ class ClusterState:
         found = self._matching.get(key)
         if found is not None:
             return found
-        pools = [self.label_index.get((namespace, k, v), {}) for k, v in selector.match_labels.items()]
-        pool = min(pools, key=len) if pools else self.pods_by_namespace.get(namespace, {})
-        if len(pools) == 1 and not selector.match_expressions:
-            found = self._matching[key] = list(pool.values())    # the index answers exactly
+        # matchLabels from the index: the smallest pool, kept where every other pool has the pod.
+        pools = sorted((self.label_index.get((namespace, k, v), {}) for k, v in selector.match_labels.items()),
+                       key=len)
+        if pools:
+            found = [p for k, p in pools[0].items() if all(k in other for other in pools[1:])]
         else:
-            found = self._matching[key] = [p for p in pool.values()
-                                           if selector_matches(selector, p.metadata.labels)]
+            found = list(self.pods_by_namespace.get(namespace, {}).values())
+        if selector.match_expressions or not pools:
+            found = [p for p in found if selector_matches(selector, p.metadata.labels)]
+        self._matching[key] = found
         return found
 
     def remove(self, pod: model.Pod) -> None:
