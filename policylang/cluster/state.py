@@ -21,7 +21,7 @@ TERMINAL_PHASES = ("Succeeded", "Failed")
 class ClusterState:
     def __init__(self) -> None:
         self.nodes: dict[str, model.Node] = {}
-        self.pods: list[model.Pod] = []
+        self._pods: dict[str, model.Pod] = {}   # by key, in arrival order
         self.namespaces: dict[str, model.Namespace] = {}
         self.priority_classes: dict[str, model.PriorityClass] = {}
         self.services: list[model.Service] = []
@@ -104,7 +104,7 @@ class ClusterState:
             state.nonzero_requested[name] = {}
         for pod in pods:
             pod = state.with_priority(pod)
-            state.pods.append(pod)
+            state._pods[pod.key] = pod
             if pod.spec.node_name and pod.status.phase not in TERMINAL_PHASES and pod.spec.node_name in state.nodes:
                 state._account(pod, pod.spec.node_name)
             elif not pod.spec.node_name and pod.status.nominated_node_name and pod.status.phase not in TERMINAL_PHASES:
@@ -112,6 +112,10 @@ class ClusterState:
         return state
 
     # ---- queries ----
+    @property
+    def pods(self) -> list[model.Pod]:
+        return list(self._pods.values())
+
     @property
     def node_list(self) -> list[model.Node]:
         return list(self.nodes.values())
@@ -246,7 +250,8 @@ class ClusterState:
     # ---- updates ----
     def bind(self, pod: model.Pod, node_name: str) -> model.Pod:
         bound = attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=node_name))
-        self.pods = [p for p in self.pods if p.key != pod.key] + [bound]
+        self._pods.pop(pod.key, None)
+        self._pods[pod.key] = bound
         self.nominated.pop(pod.key, None)
         self._account(bound, node_name)
         return bound
@@ -279,7 +284,7 @@ class ClusterState:
 
     def remove(self, pod: model.Pod) -> None:
         node = pod.spec.node_name
-        self.pods = [p for p in self.pods if p.key != pod.key]
+        self._pods.pop(pod.key, None)
         self.nominated.pop(pod.key, None)
         if node in self.pods_by_node:
             self._unindex(pod)
