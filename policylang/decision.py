@@ -3,6 +3,7 @@ overall, the selected node and kube-scheduler's message when nothing fits."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 import attrs
@@ -58,6 +59,38 @@ class NodeResult(NamedTuple):
         return sum(s.weighted for s in self.scores.values())
 
 
+class LazyNodes(Sequence):
+    """A Decision's node results, built on first use: a simulation reads the selected node and
+    the message of each decision, not the thousands of per-node results behind them."""
+    __slots__ = ("_make", "_nodes")
+
+    def __init__(self, make: Callable[[], Iterable[NodeResult]]):
+        self._make, self._nodes = make, None
+
+    def _all(self) -> tuple:
+        if self._nodes is None:
+            self._nodes, self._make = tuple(self._make()), None
+        return self._nodes
+
+    def __getitem__(self, i):
+        return self._all()[i]
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __eq__(self, other) -> bool:
+        return self._all() == (other._all() if isinstance(other, LazyNodes) else other)
+
+    def __hash__(self) -> int:
+        return hash(self._all())
+
+    def __repr__(self) -> str:
+        return repr(self._all())
+
+
 @attrs.frozen
 class Victim:
     namespace: str
@@ -69,7 +102,7 @@ class Decision:
     pod_namespace: str
     pod_name: str
     profile: str
-    nodes: tuple                      # of NodeResult, sorted by node name
+    nodes: "tuple | LazyNodes"        # of NodeResult, sorted by node name
     selected: "str | None" = None
     fit_error: "str | None" = None    # FitError text (without PostFilter's part)
     message: "str | None" = None      # the PodScheduled condition's message

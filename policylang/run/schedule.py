@@ -11,12 +11,13 @@ import random
 from typing import Any, Iterable
 
 import attrs
+import numpy as np
 
 from .. import plan as P
 from ..builtins import EvalError
 from ..cluster.model import LabelSelector, Node, Pod
 from ..cluster.state import ClusterState
-from ..decision import (UNRESOLVABLE, Decision, NodeResult, PluginScore, Status)
+from ..decision import UNRESOLVABLE, Decision, LazyNodes, NodeResult, PluginScore, Status
 from .interpret import compile_ir
 from . import batch
 from .vector import vcompile
@@ -275,9 +276,32 @@ def run_filters_with_nominated(exe: Executable, state: ClusterState, pod: Pod, p
     return status if status is not None else run_filters(exe, pre, node)
 
 
-def run_scores(exe: Executable, pre: PreFilterOutcome, feasible: list[Node]) -> dict[str, dict[str, PluginScore]]:
-    """node name → plugin → score, for every score plugin that does not skip itself."""
-    out: dict[str, dict[str, PluginScore]] = {n.metadata.name: {} for n in feasible}
+@attrs.define
+class ScoreTable:
+    """Every score plugin's raw and normalised scores over the feasible nodes, as columns."""
+    names: list                     # the feasible nodes, in order
+    plugins: list = attrs.Factory(list)   # (plugin, weight, raws, normalized)
+
+    def totals(self) -> list[int]:
+        totals = np.zeros(len(self.names), dtype=object if self._wide() else np.int64)
+        for _, weight, _, normalized in self.plugins:
+            totals = totals + np.asarray(normalized, dtype=totals.dtype) * weight
+        return totals.tolist()
+
+    def _wide(self) -> bool:
+        return any(abs(weight) * MAX_NODE_SCORE * len(self.plugins) >= 1 << 62 for _, weight, _, _ in self.plugins)
+
+    def by_node(self) -> dict[str, dict[str, PluginScore]]:
+        out: dict[str, dict[str, PluginScore]] = {name: {} for name in self.names}
+        for plugin, weight, raws, normalized in self.plugins:
+            for name, raw, norm in zip(self.names, raws, normalized):
+                out[name][plugin] = PluginScore(raw, norm, weight)
+        return out
+
+
+def run_scores(exe: Executable, pre: PreFilterOutcome, feasible: list[Node]) -> ScoreTable:
+    """Raw and normalised scores of every score plugin that does not skip itself."""
+    table = ScoreTable([n.metadata.name for n in feasible])
     columns = None
     for plugin in exe.plugins:
         s = plugin.score
@@ -300,12 +324,12 @@ def run_scores(exe: Executable, pre: PreFilterOutcome, feasible: list[Node]) -> 
                 raw = _call(s.value, env, plugin.name, "Score")
                 raws.append(int(raw or 0))
             normalized = _normalize(s, raws, feasible, env, plugin.name)
-        for node, raw, norm in zip(feasible, raws, normalized):
+        for norm in normalized:
             if not 0 <= norm <= MAX_NODE_SCORE:
                 raise PlanRuntimeError(f'plugin "{plugin.name}" returns an invalid score {norm}, it should in the '
                                        f"range of [0, {MAX_NODE_SCORE}] after normalizing")
-            out[node.metadata.name][plugin.name] = PluginScore(raw, norm, plugin.weight)
-    return out
+        table.plugins.append((plugin.name, plugin.weight, raws, normalized))
+    return table
 
 
 def _skipped(steps: tuple, env: dict, plugin: str) -> bool:
@@ -469,17 +493,20 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
             results = tuple(NodeResult(n.metadata.name, statuses[n.metadata.name]) for n in nodes)
             return Decision(**ident, nodes=results, fit_error=fit_error, message=message,
                             nominated_node=outcome.nominated, victims=outcome.victims)
-        scores = run_scores(exe, pre, feasible) if len(feasible) > 1 else {feasible[0].metadata.name: {}}
+        table = run_scores(exe, pre, feasible) if len(feasible) > 1 else ScoreTable([feasible[0].metadata.name])
     except PlanRuntimeError as err:
         return Decision(**ident, nodes=(), message=str(err))
     except batch.PolicyErrorInBatch:
         # A policy error on some node: the reference interpreter decides the pod, so the
         # error (or the node sampling that stops before it) is exactly the reference's.
         return schedule(exe.reference(), state, pod, rng=rng, preemption=preemption, sampling=sampling)
-    results = tuple(NodeResult(n.metadata.name, statuses.get(n.metadata.name), scores.get(n.metadata.name),
-                               evaluated=n.metadata.name in statuses or n.metadata.name in scores)
-                    for n in nodes)
-    return Decision(**ident, nodes=results, selected=_select(scores, rng))
+
+    def results():
+        scores = table.by_node()
+        for n in nodes:
+            name = n.metadata.name
+            yield NodeResult(name, statuses.get(name), scores.get(name), evaluated=name in statuses or name in scores)
+    return Decision(**ident, nodes=LazyNodes(results), selected=_select(table, rng))
 
 
 def _filter_in_order(exe: Executable, state: ClusterState, pod: Pod, pre: PreFilterOutcome, order: list[Node],
@@ -520,9 +547,9 @@ def _visit_order(state: ClusterState, nodes: list[Node], sampling: "Sampling | N
     return ordered[start:] + ordered[:start]
 
 
-def _select(scores: dict[str, dict[str, PluginScore]], rng: "random.Random | None") -> str:
+def _select(table: ScoreTable, rng: "random.Random | None") -> str:
     """The feasible node with the highest weighted total; ties: smallest name, or seeded random."""
-    totals = {name: sum(s.normalized * s.weight for s in by_plugin.values()) for name, by_plugin in scores.items()}
-    best = max(totals.values())
-    tied = sorted(name for name, total in totals.items() if total == best)
+    totals = table.totals()
+    best = max(totals)
+    tied = sorted(name for name, total in zip(table.names, totals) if total == best)
     return rng.choice(tied) if rng is not None else tied[0]

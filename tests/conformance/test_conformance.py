@@ -26,7 +26,8 @@ from policylang import check, compile_profile, load_program
 from policylang.cluster.load import structure_object
 from policylang.cluster.state import ClusterState
 from policylang.literal import to_literal
-from policylang.run.schedule import (Executable, PlanRuntimeError, base_env, run_filters, run_prefilter,
+from policylang.run import batch
+from policylang.run.schedule import (EXECUTORS, Executable, PlanRuntimeError, base_env, run_filters, run_prefilter,
                                      run_scores)
 
 HERE = Path(__file__).parent
@@ -39,21 +40,22 @@ def _cases():
             yield pytest.param(doc, case, id=f"{path.stem}: {case['name']}")
 
 
-def _executable(plugin: str, args: dict, tmp_path: Path) -> Executable:
+def _executable(plugin: str, args: dict, tmp_path: Path, executor: str) -> Executable:
     arg_text = f" {to_literal(args)}" if args else ""
     source = tmp_path / "profile.sched"
     source.write_text(f"profile conformance {{\n    use {plugin}{arg_text}\n}}\n")
-    return Executable(compile_profile(check(load_program(source))))
+    return Executable(compile_profile(check(load_program(source))), executor)
 
 
 def _object(kind: str, raw: dict, i: int):
     return structure_object({"kind": kind, **raw}, "<case>", i)
 
 
+@pytest.mark.parametrize("executor", EXECUTORS)
 @pytest.mark.parametrize("doc, case", list(_cases()))
-def test_case(doc, case, tmp_path):
+def test_case(doc, case, executor, tmp_path):
     args = {**doc.get("args", {}), **case.get("args", {})}
-    exe = _executable(doc["plugin"], args, tmp_path)
+    exe = _executable(doc["plugin"], args, tmp_path, executor)
     objects = [_object("Node", n, i) for i, n in enumerate(case.get("nodes", []))]
     objects += [_object("Pod", p, i) for i, p in enumerate(case.get("pods", []))]
     objects += [structure_object(o, "<case>", i) for i, o in enumerate(_flat(case.get("objects", [])))]
@@ -78,9 +80,10 @@ def test_case(doc, case, tmp_path):
     if "prefilter_nodes" in case:
         assert (None if pre.allowed is None else sorted(pre.allowed)) == case["prefilter_nodes"]
     if "filter" in case:
+        in_batch = _filter_batch(exe, pre, [state.nodes[name] for name in case["filter"]])
         for name, expected in case["filter"].items():
             try:
-                status = run_filters(exe, pre, state.nodes[name])
+                status = in_batch[name] if in_batch is not None else run_filters(exe, pre, state.nodes[name])
             except PlanRuntimeError as err:
                 got = {"error": _error_text(err)}
             else:
@@ -88,12 +91,23 @@ def test_case(doc, case, tmp_path):
             assert got == expected, f"node {name}"
     if "scores" in case or "skip_score" in case:
         nodes = [state.nodes[n] for n in case.get("scores") or state.nodes]
-        scores = run_scores(exe, pre, nodes)
+        scores = run_scores(exe, pre, nodes).by_node()
         if case.get("skip_score"):
             assert all(plugin not in s for s in scores.values()), "expected PreScore to skip the plugin"
         else:
             got = {name: s[plugin].normalized for name, s in scores.items()}
             assert got == case["scores"]
+
+
+def _filter_batch(exe: Executable, pre, nodes: list) -> "dict | None":
+    """The vector executor's statuses for these nodes, filtered as one batch; None for the
+    reference executor, or when a policy error hands the nodes to the reference."""
+    if exe.executor != "vector":
+        return None
+    try:
+        return {n.metadata.name: status for n, status in zip(nodes, batch.filter_batch(exe, pre, nodes))}
+    except batch.PolicyErrorInBatch:
+        return None
 
 
 def _error_text(err: PlanRuntimeError) -> str:
