@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..builtins import EvalError
 from ..decision import Status
-from .vector import Col, NodeCache, restrict, truth, values_of
+from .vector import POLICY_ERRORS, Col, NodeCache, restrict, truth, values_of
 
 MAX_NODE_SCORE = 100
-POLICY_ERRORS = (EvalError, TypeError, ValueError, ArithmeticError)
 
 
 class PolicyErrorInBatch(Exception):

@@ -13,6 +13,11 @@ branch of ``if``, a comprehension item its ``where`` leaves out) neither does th
 expressions run on the sub-batch of nodes that reach them. Any policy error is re-raised
 for the caller to decide the pod with the reference interpreter, so errors are the
 reference's errors.
+
+Two things save repeated work: the NodeCache keeps, per node of a cluster state, the values
+of expressions that read nothing but nodes (and plain values), across pods; and a long
+comprehension that is the same for every node (a pass over ``cluster.nodes`` in PreFilter)
+is "lifted": its members become a batch of their own.
 """
 
 from __future__ import annotations
