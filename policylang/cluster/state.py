@@ -271,8 +271,12 @@ class ClusterState:
         if found is not None:
             return found
         # matchLabels from the index: the smallest pool, kept where every other pool has the pod.
-        pools = sorted((self.label_index.get((namespace, k, v), {}) for k, v in selector.match_labels.items()),
-                       key=len)
+        # A one-value In requirement (what a workload's matchLabels become when a selector is
+        # built from requirements) narrows like a label.
+        pairs = [*selector.match_labels.items(),
+                 *((r.key, r.values[0]) for r in selector.match_expressions
+                   if r.operator == "In" and len(r.values) == 1)]
+        pools = sorted((self.label_index.get((namespace, k, v), {}) for k, v in pairs), key=len)
         if pools:
             found = [p for k, p in pools[0].items() if all(k in other for other in pools[1:])]
         else:
