@@ -483,8 +483,9 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
             explicit = dict(statuses)
             fits = {n.metadata.name for n in feasible}
             unvisited = {n.metadata.name for n in considered} - fits - set(statuses)
+            accounted = fits | unvisited
             for node in nodes:
-                if node.metadata.name not in statuses and node.metadata.name not in fits | unvisited:
+                if node.metadata.name not in statuses and node.metadata.name not in accounted:
                     statuses[node.metadata.name] = absent
         if not feasible:
             fit_error = fit_error_text(len(nodes), explicit, absent, prefilter_msg)
