@@ -595,10 +595,6 @@ def elementwise(fn: Callable, args: list, n: int):
     return col_of(out)
 
 
-def _const(ir):
-    return None   # never varies
-
-
 def _var(ir):
     name = ir.name
     return lambda venv, n: venv[name]
@@ -837,14 +833,6 @@ def _members(source, n: int):
     if isinstance(source, VARYING):
         return None
     return [(x, True) for x in (source or ())]
-
-
-def _and_masks(a, b):
-    if a is True:
-        return b
-    if b is True:
-        return a
-    return a & b
 
 
 def _comp(ir: P.Comp):
@@ -1126,13 +1114,10 @@ def _bind(ir: P.Bind):
     return run
 
 
-def _format(ir: P.Format):
-    return None   # node by node: only reasons of rejected nodes are formatted
-
-
+# Const never varies; Format runs node by node (only the reasons of rejected nodes are formatted).
 _VECTOR = {
-    P.Const: _const, P.Var: _var, P.GetField: _field, P.GetIndex: _index, P.Op: _op, P.Not: _not,
-    P.Neg: _neg, P.Cond: _cond, P.MakeList: _list, P.MakeMap: _map, P.Format: _format, P.Comp: _comp,
-    P.Fold: _fold, P.CallBuiltin: _call, P.Bind: _bind,
+    P.Var: _var, P.GetField: _field, P.GetIndex: _index, P.Op: _op, P.Not: _not, P.Neg: _neg,
+    P.Cond: _cond, P.MakeList: _list, P.MakeMap: _map, P.Comp: _comp, P.Fold: _fold,
+    P.CallBuiltin: _call, P.Bind: _bind,
 }
 
