@@ -41,7 +41,7 @@ class _Step:
     reason: Any = None
     code: str = ""
     origin: Any = None
-    vfn: Any = None       # the vector executor's forms (node steps only)
+    vfn: Any = None       # the vector executor's forms of fn and reason
     vreason: Any = None
 
 
@@ -283,13 +283,12 @@ class ScoreTable:
     plugins: list = attrs.Factory(list)   # (plugin, weight, raws, normalized)
 
     def totals(self) -> list[int]:
-        totals = np.zeros(len(self.names), dtype=object if self._wide() else np.int64)
+        """The weighted sum per node (int64 unless weights are large enough to overflow it)."""
+        bound = sum(abs(weight) * MAX_NODE_SCORE for _, weight, _, _ in self.plugins)
+        totals = np.zeros(len(self.names), dtype=np.int64 if bound < 1 << 62 else object)
         for _, weight, _, normalized in self.plugins:
             totals = totals + np.asarray(normalized, dtype=totals.dtype) * weight
         return totals.tolist()
-
-    def _wide(self) -> bool:
-        return any(abs(weight) * MAX_NODE_SCORE * len(self.plugins) >= 1 << 62 for _, weight, _, _ in self.plugins)
 
     def by_node(self) -> dict[str, dict[str, PluginScore]]:
         out: dict[str, dict[str, PluginScore]] = {name: {} for name in self.names}
