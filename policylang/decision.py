@@ -30,6 +30,15 @@ class Status:
         return ", ".join(self.reasons)
 
 
+def reasons_of(value) -> tuple:
+    """A `reason` expression's value (null, a string, or a list) as a Status's reasons."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value)
+
+
 class PluginScore(NamedTuple):
     # A tuple rather than an attrs class: one is made per node and plugin, thousands per pod.
     raw: int

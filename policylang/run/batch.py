@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..decision import Status
+from ..decision import Status, reasons_of
 from .vector import POLICY_ERRORS, Col, NodeCache, restrict, truth, values_of
 
 MAX_NODE_SCORE = 100
@@ -66,7 +66,7 @@ def filter_batch(exe, pre, nodes: list) -> list:
                     rejected = np.flatnonzero(hit)
                     reasons = values_of(step.vreason(restrict(venv, rejected), len(rejected)), len(rejected))
                     for i, reason in zip(alive[rejected].tolist(), reasons):
-                        key = (plugin.name, id(step), _reasons_key(reason))
+                        key = (plugin.name, id(step), reasons_of(reason))
                         status = statuses.get(key)
                         if status is None:
                             status = statuses[key] = Status(step.code, key[2], plugin.name, step.origin)
@@ -79,14 +79,6 @@ def filter_batch(exe, pre, nodes: list) -> list:
     except POLICY_ERRORS as err:
         raise PolicyErrorInBatch(str(err)) from err
     return out
-
-
-def _reasons_key(value) -> tuple:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    return tuple(str(v) for v in value)
 
 
 def columns(state, nodes: list) -> _Batch:

@@ -120,18 +120,22 @@ def _var(ir: P.Var) -> Fn:
 
 
 def _field(ir: P.GetField) -> Fn:
-    target, name = compile_ir(ir.target), ir.name
-    readers: dict[type, Callable] = {}  # per object type, how to read this field
+    target, read = compile_ir(ir.target), field_reader(ir.name)
+    return lambda env: read(target(env), env)
 
-    def run(env):
-        obj = target(env)
+
+def field_reader(name: str) -> Callable:
+    """``read(obj, env)``: the field of obj (null for null), how to read it found once per type."""
+    readers: dict[type, Callable] = {}
+
+    def read(obj, env):
         if obj is None:
             return None
-        read = readers.get(type(obj))
-        if read is None:
-            read = readers[type(obj)] = _reader(type(obj), name)
-        return read(obj, env)
-    return run
+        fn = readers.get(type(obj))
+        if fn is None:
+            fn = readers[type(obj)] = _reader(type(obj), name)
+        return fn(obj, env)
+    return read
 
 
 def _reader(cls: type, name: str) -> Callable:
@@ -293,31 +297,9 @@ def _comp(ir: P.Comp) -> Fn:
                 return kind == "all"
             return quantifier(_satisfies(env, var, x, where) for x in seq)
         return quantify
-    if kind == "any":
-        return lambda env: any(_truthy(v) for v in project(env))
-    if kind == "all":
-        return lambda env: all(_truthy(v) for v in project(env))
-    if kind == "sum":
-        def total(env):
-            acc = 0
-            for v in project(env):
-                if v is not None:
-                    acc = acc + v
-            return acc
-        return total
-    if kind in ("min", "max"):
-        pick = min if kind == "min" else max
-
-        def extreme(env):
-            vals = [v for v in project(env) if v is not None]
-            return pick(vals) if vals else None
-        return extreme
-    if kind == "first":
-        def first(env):
-            for v in project(env):
-                return v
-            return None
-        return first
+    if kind in AGGREGATES:
+        aggregate = AGGREGATES[kind]
+        return lambda env: aggregate(project(env))
     if kind == "group":
         def group(env):
             out: dict = {}
@@ -326,6 +308,31 @@ def _comp(ir: P.Comp) -> Fn:
             return out
         return group
     raise EvalError(f"unknown comprehension {kind}")
+
+
+def _sum(values) -> Any:
+    acc = 0
+    for v in values:
+        if v is not None:
+            acc = acc + v
+    return acc
+
+
+def _extreme(pick):
+    def run(values):
+        present = [v for v in values if v is not None]
+        return pick(present) if present else None
+    return run
+
+
+# What an aggregate makes of the values it is given (in order; any, all and first stop early on
+# an iterator): the one definition both executors use.
+AGGREGATES = {
+    "any": lambda values: any(_truthy(v) for v in values),
+    "all": lambda values: all(_truthy(v) for v in values),
+    "sum": _sum, "min": _extreme(min), "max": _extreme(max),
+    "first": lambda values: next(iter(values), None),
+}
 
 
 def _satisfies(env: dict, var: str, x, predicate: Fn) -> bool:

@@ -17,7 +17,7 @@ from .. import plan as P
 from ..builtins import EvalError
 from ..cluster.model import LabelSelector, Node, Pod
 from ..cluster.state import ClusterState
-from ..decision import UNRESOLVABLE, Decision, LazyNodes, NodeResult, PluginScore, Status
+from ..decision import UNRESOLVABLE, Decision, LazyNodes, NodeResult, PluginScore, Status, reasons_of
 from .interpret import compile_ir
 from . import batch
 from .vector import vcompile
@@ -151,14 +151,6 @@ class Executable:
 
 # ---- one scheduling cycle ----------------------------------------------------------------
 
-def _reasons(value) -> tuple:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    return tuple(str(v) for v in value)
-
-
 @attrs.define
 class PreFilterOutcome:
     envs: dict                     # plugin name → env after its pod-stage steps
@@ -218,7 +210,7 @@ def run_prefilter(exe: Executable, state: ClusterState, pod: Pod, base: dict) ->
                         names = set(names)
                         out.allowed = names if out.allowed is None else out.allowed & names
                 elif _truthy(_call(step.fn, env, plugin.name, "PreFilter")):
-                    status = Status(step.code, _reasons(_call(step.reason, env, plugin.name, "PreFilter")),
+                    status = Status(step.code, reasons_of(_call(step.reason, env, plugin.name, "PreFilter")),
                                     plugin.name, step.origin)
                     out.status = status
                     if status.code == UNRESOLVABLE:
@@ -248,7 +240,7 @@ def run_filters(exe: Executable, pre: PreFilterOutcome, node: Node) -> "Status |
                 if step.kind == "let":
                     env[step.name] = _call(step.fn, env, plugin.name, "filter")
                 elif _truthy(_call(step.fn, env, plugin.name, "filter")):
-                    return Status(step.code, _reasons(_call(step.reason, env, plugin.name, "filter")), plugin.name,
+                    return Status(step.code, reasons_of(_call(step.reason, env, plugin.name, "filter")), plugin.name,
                                   step.origin)
     return None
 
@@ -262,8 +254,7 @@ def run_filters_with_nominated(exe: Executable, state: ClusterState, pod: Pod, p
     if not state.nominated:
         return run_filters(exe, pre, node)
     name = node.metadata.name
-    priority = pod.spec.priority or 0
-    ahead = [p for p in state.nominated_pods_for(name) if (p.spec.priority or 0) >= priority and p.key != pod.key]
+    ahead = _nominated_ahead(state, pod, name)
     if not ahead:
         return run_filters(exe, pre, node)
     # Placing them changes what PreFilter computed (spread counts, affinity terms), as the
@@ -530,9 +521,11 @@ def _filter_in_order(exe: Executable, state: ClusterState, pod: Pod, pre: PreFil
             yield node, found[name] if name in found else run_filters_with_nominated(exe, state, pod, pre, node)
 
 
-def _nominated_ahead(state: ClusterState, pod: Pod, node_name: str) -> bool:
+def _nominated_ahead(state: ClusterState, pod: Pod, node_name: str) -> list[Pod]:
+    """The pending pods nominated to this node that the pod must leave room for: those of at
+    least its priority."""
     priority = pod.spec.priority or 0
-    return any((p.spec.priority or 0) >= priority and p.key != pod.key for p in state.nominated_pods_for(node_name))
+    return [p for p in state.nominated_pods_for(node_name) if (p.spec.priority or 0) >= priority and p.key != pod.key]
 
 
 def _visit_order(state: ClusterState, nodes: list[Node], sampling: "Sampling | None") -> list[Node]:

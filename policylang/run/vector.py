@@ -34,7 +34,7 @@ from ..builtins import EvalError
 from ..cluster.model import Node
 from ..cluster.quantity import Quantity
 from ..types import DERIVED
-from .interpret import _ARITH, _contains, _order, _reader, _truthy, compile_ir, index_value
+from .interpret import AGGREGATES, _ARITH, _contains, _order, _truthy, compile_ir, field_reader, index_value
 
 INT_LIMIT = 1 << 62        # int64 fast paths only while results stay below this
 FLOAT_EXACT = 1 << 53      # ints compared with floats exactly only below this
@@ -602,15 +602,7 @@ def _var(ir):
 
 def _field(ir: P.GetField):
     target, name = vcompile(ir.target), ir.name
-    readers: dict = {}
-
-    def read(obj, env):
-        if obj is None:
-            return None
-        fn = readers.get(type(obj))
-        if fn is None:
-            fn = readers[type(obj)] = _reader(type(obj), name)
-        return fn(obj, env)
+    read = field_reader(name)
 
     def run(venv, n):
         obj = target(venv, n)
@@ -975,27 +967,8 @@ def _per_node_aggregate(kind: str, chosen: list, n: int):
     return col_of(out)
 
 
-def _sum_list(xs):
-    acc = 0
-    for v in xs:
-        if v is not None:
-            acc = acc + v
-    return acc
-
-
-def _extreme(pick):
-    def run(xs):
-        vals = [v for v in xs if v is not None]
-        return pick(vals) if vals else None
-    return run
-
-
-_AGGREGATE = {
-    "list": list, "count": len, "sum": _sum_list, "min": _extreme(min), "max": _extreme(max),
-    "first": lambda xs: xs[0] if xs else None,
-    "any": lambda xs: any(_truthy(v) for v in xs), "all": lambda xs: all(_truthy(v) for v in xs),
-    "group": lambda xs: {},   # only ever of no members: groups are built where `by` is known
-}
+# The reference's aggregates, and answers for a list with no members.
+_AGGREGATE = {**AGGREGATES, "list": list, "count": len, "group": lambda xs: {}}
 
 
 def _fold(ir: P.Fold):
