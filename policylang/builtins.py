@@ -331,6 +331,14 @@ def _pods_matching(state, namespace, selector):
     return state.pods_matching(namespace, selector)
 
 
+@builtin("count_matching", [STRING, record("LabelSelector")], map_of(STRING, INT),
+         "Node name → how many pods bound there in a namespace a label selector selects, terminating pods "
+         "(deletionTimestamp set) left out, as PodTopologySpread counts them (countPodsMatchSelector); a "
+         "null selector selects none. Kept up to date as pods are bound or removed.", needs_state=True)
+def _count_matching(state, namespace, selector):
+    return state.count_matching(namespace, selector)
+
+
 @builtin("namespace_labels", [STRING], map_of(STRING, STRING), "The labels of the named Namespace object.",
          needs_state=True)
 def _namespace_labels(state, name):

@@ -6,6 +6,7 @@ place thousands of pods without re-scanning the cluster.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Iterable
 
 import attrs
@@ -58,6 +59,8 @@ class ClusterState:
         self.node_versions = np.zeros(0, dtype=np.int64)
         self.cache: dict = {}   # executors' per-state caches, by owner
         self._matching: dict = {}   # pods_matching's answers until a pod arrives or leaves
+        # count_matching's answers (selector, counts by node), updated as pods arrive or leave.
+        self._counts: OrderedDict = OrderedDict()
 
     @classmethod
     def build(cls, objects: Iterable) -> "ClusterState":
@@ -266,7 +269,7 @@ class ClusterState:
 
         if selector is None:
             return []
-        key = (namespace, tuple(sorted(selector.match_labels.items())), selector.match_expressions)
+        key = _selector_key(namespace, selector)
         found = self._matching.get(key)
         if found is not None:
             return found
@@ -286,6 +289,43 @@ class ClusterState:
         self._matching[key] = found
         return found
 
+    MAX_COUNTED_SELECTORS = 256   # each is checked against every pod that arrives or leaves
+
+    def count_matching(self, namespace: str, selector: "model.LabelSelector | None") -> dict[str, int]:
+        """Node name → how many bound pods of the namespace the selector selects, terminating
+        pods left out. The answer is a fresh map whenever it changes: callers may keep it."""
+        if selector is None:
+            return {}
+        key = _selector_key(namespace, selector)
+        hit = self._counts.get(key)
+        if hit is not None:
+            self._counts.move_to_end(key)
+            return hit[1]
+        counts: dict[str, int] = {}
+        for pod in self.pods_matching(namespace, selector):
+            if pod.metadata.deletion_timestamp is None:
+                counts[pod.spec.node_name] = counts.get(pod.spec.node_name, 0) + 1
+        self._counts[key] = (selector, counts)
+        if len(self._counts) > self.MAX_COUNTED_SELECTORS:
+            self._counts.popitem(last=False)
+        return counts
+
+    def _recount(self, pod: model.Pod, node: str, change: int) -> None:
+        from ..builtins import selector_matches
+
+        if pod.metadata.deletion_timestamp is not None:
+            return
+        changed = [(key, selector, counts) for key, (selector, counts) in self._counts.items()
+                   if key[0] == pod.metadata.namespace and selector_matches(selector, pod.metadata.labels)]
+        for key, selector, counts in changed:
+            counts = dict(counts)
+            left = counts.get(node, 0) + change
+            if left:
+                counts[node] = left
+            else:
+                counts.pop(node, None)
+            self._counts[key] = (selector, counts)
+
     def remove(self, pod: model.Pod) -> None:
         node = pod.spec.node_name
         self._pods.pop(pod.key, None)
@@ -297,6 +337,7 @@ class ClusterState:
             _add_into(self.nonzero_requested[node], nonzero_pod_requests(pod), -1)
             self.node_versions[self.node_index[node]] += 1
             self._matching.clear()
+            self._recount(pod, node, -1)
 
     def _account(self, pod: model.Pod, node: str) -> None:
         self.pods_by_node[node].append(pod)
@@ -305,6 +346,11 @@ class ClusterState:
         _add_into(self.nonzero_requested[node], nonzero_pod_requests(pod), 1)
         self.node_versions[self.node_index[node]] += 1
         self._matching.clear()
+        self._recount(pod, node, 1)
+
+
+def _selector_key(namespace: str, selector: model.LabelSelector) -> tuple:
+    return (namespace, tuple(sorted(selector.match_labels.items())), selector.match_expressions)
 
 
 def _claim_names(pod: model.Pod) -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..decision import Status, reasons_of
-from .vector import POLICY_ERRORS, Col, NodeCache, restrict, truth, values_of
+from .vector import POLICY_ERRORS, Col, NodeCache, node_positions, restrict, truth, values_of
 
 MAX_NODE_SCORE = 100
 
@@ -28,8 +28,9 @@ class _Batch:
     def __init__(self, state, nodes: list):
         self.nodes = np.empty(len(nodes), dtype=object)
         self.nodes[:] = nodes
-        index = state.node_index
-        self.pos = np.fromiter((index[n.metadata.name] for n in nodes), dtype=np.int64, count=len(nodes))
+        self.pos = node_positions(state, nodes)
+        if self.pos is None:
+            raise ValueError("a batch holds the cluster state's own nodes")
         self.cache = NodeCache.of(state)
 
     def env(self, base: dict, sel: "np.ndarray | None" = None) -> dict:

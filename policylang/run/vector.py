@@ -23,6 +23,7 @@ is "lifted": its members become a batch of their own.
 from __future__ import annotations
 
 from collections import OrderedDict
+from itertools import repeat
 from typing import Any, Callable
 
 import attrs
@@ -78,8 +79,12 @@ def col_of(values: list) -> Col:
     if len(kinds) == 1:
         kind = kinds.pop()
         if kind is int:
-            if all(-INT_LIMIT < v < INT_LIMIT for v in values):
-                return Col(np.array(values, dtype=np.int64))
+            try:
+                a = np.array(values, dtype=np.int64)
+            except OverflowError:
+                a = None
+            if a is not None and ((a > -INT_LIMIT) & (a < INT_LIMIT)).all():
+                return Col(a)
         elif kind is float:
             return Col(np.array(values, dtype=np.float64))
         elif kind is bool:
@@ -479,15 +484,19 @@ def _has_long_comprehension(ir) -> bool:
     return any(_has_long_comprehension(part) for part in _parts(ir))
 
 
-def _node_positions(state, seq) -> "np.ndarray | None":
+def node_positions(state, seq) -> "np.ndarray | None":
     """Where each item is in the state's node order, when every item is one of its nodes."""
+    if not len(seq):
+        return np.zeros(0, dtype=np.int64)
     if state is None or not isinstance(seq[0], Node):
         return None
     by_identity = state.cache.get("node positions")
     if by_identity is None:   # the state holds its nodes, so their ids stay theirs
         by_identity = state.cache["node positions"] = {id(node): i for i, node in enumerate(state.nodes.values())}
-    pos = [by_identity.get(id(x), -1) for x in seq]
-    return None if -1 in pos else np.array(pos, dtype=np.int64)
+    try:
+        return np.fromiter(map(by_identity.__getitem__, map(id, seq)), dtype=np.int64, count=len(seq))
+    except KeyError:
+        return None
 
 
 def _lifted(ir: P.Comp):
@@ -509,7 +518,7 @@ def _lifted(ir: P.Comp):
         env = {k: v for k, v in venv.items()
                if k not in ("$pos", "$cache") and not isinstance(v, (*VARYING, np.ndarray))}
         env[var] = col_of(list(seq))
-        pos = _node_positions(venv.get("$state"), seq)
+        pos = node_positions(venv.get("$state"), seq)
         if pos is not None:     # the state's nodes: a node batch, with the node cache
             env[var].key = ("node",)
             env["$pos"], env["$cache"] = pos, NodeCache.of(venv["$state"])
@@ -588,11 +597,7 @@ def on(fn: VFn, venv: dict, n: int, mask):
 def elementwise(fn: Callable, args: list, n: int):
     if not any(isinstance(a, VARYING) for a in args):
         return fn(*args)
-    lists = [values_of(a, n) if isinstance(a, VARYING) else None for a in args]
-    out = []
-    for i in range(n):
-        out.append(fn(*[a if xs is None else xs[i] for a, xs in zip(args, lists)]))
-    return col_of(out)
+    return col_of(list(map(fn, *[values_of(a, n) if isinstance(a, VARYING) else repeat(a, n) for a in args])))
 
 
 def _var(ir):
@@ -628,6 +633,12 @@ def _index(ir: P.GetIndex):
                 items[j] = x
             i = np.where((k.a >= -len(obj)) & (k.a < len(obj)), k.a % max(len(obj), 1), len(obj))
             return col_of(items[i].tolist())
+        # A map looked up per node, or each node's map looked up by one key: the reference's
+        # index_value, without a call per node where the answer is a dict lookup.
+        if isinstance(obj, dict) and isinstance(k, Col):
+            return col_of([None if x is None else obj.get(x) for x in k.a.tolist()])
+        if isinstance(obj, Col) and k is not None and not isinstance(k, VARYING):
+            return col_of([o.get(k) if type(o) is dict else index_value(o, k) for o in obj.a.tolist()])
         return elementwise(index_value, [obj, k], n)
     return run
 
@@ -743,8 +754,17 @@ def _op(ir: P.Op):
         return cmp
     if op in ("in", "notin"):
         negate = op == "notin"
-        return lambda venv, n: elementwise(
-            lambda x, c: _contains(c, x) != negate, [left(venv, n), right(venv, n)], n)
+
+        def member(venv, n):
+            x, c = left(venv, n), right(venv, n)
+            if isinstance(c, Col) and not isinstance(x, VARYING):
+                hits = _contains_in_each(x, c.a)
+            elif isinstance(x, Col) and isinstance(c, (dict, list, tuple)):
+                hits = np.fromiter((v in c for v in x.a.tolist()), dtype=bool, count=n)
+            else:
+                return elementwise(lambda x, c: _contains(c, x) != negate, [x, c], n)
+            return Col(~hits if negate else hits)
+        return member
     arith = _ARITH[op]
 
     def calc(venv, n):
@@ -756,6 +776,13 @@ def _op(ir: P.Op):
             return Col(np.asarray(_numeric_arith(op, a, b)))
         return elementwise(lambda x, y: None if x is None or y is None else arith(x, y), [a, b], n)
     return calc
+
+
+def _contains_in_each(x, containers: np.ndarray) -> np.ndarray:
+    """`x in c` for every container c of a column, as the reference's _contains."""
+    text = isinstance(x, str)
+    return np.fromiter((False if c is None else (text and x in c) if isinstance(c, str) else x in c
+                        for c in containers.tolist()), dtype=bool, count=len(containers))
 
 
 def _not(ir: P.Not):
