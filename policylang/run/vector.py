@@ -462,10 +462,12 @@ class NodeCache:
         if missing.any():
             sub = np.flatnonzero(missing)
             v = vec(restrict(venv, sub) if len(sub) < n else venv, len(sub))
-            if isinstance(v, (Rec, Seq, list, tuple, dict)):   # kept in their own (cheaper) forms
-                self.uncacheable.add(key[0])
-                del self.entries[key]
-                return vec(venv, n) if len(sub) < n else v
+            if isinstance(v, (Rec, Seq)):
+                if entry.values is None:    # kept in their own (cheaper) forms
+                    self.uncacheable.add(key[0])
+                    del self.entries[key]
+                    return vec(venv, n) if len(sub) < n else v
+                v = Col(np.fromiter(values_of(v, len(sub)), dtype=object, count=len(sub)))
             at = pos[sub]
             entry.store(at, v)
             entry.done[at] = True
