@@ -326,9 +326,15 @@ def _is_scalar_resource(name):
 
 @builtin("pods_matching", [STRING, record("LabelSelector")], list_of(record("Pod")),
          "The pods bound to nodes in a namespace that a label selector selects, from an index (a lister's "
-         "Pods(namespace).List(selector)); a null selector selects none.", needs_state=True)
+         "Pods(namespace).List(selector)); a null namespace means every namespace (in name order), a null "
+         "selector selects none.", needs_state=True)
 def _pods_matching(state, namespace, selector):
     return state.pods_matching(namespace, selector)
+
+
+@builtin("node_named", [STRING], record("Node"), "The Node with this name, or null.", needs_state=True)
+def _node_named(state, name):
+    return state.nodes.get(name)
 
 
 @builtin("count_matching", [STRING, record("LabelSelector")], map_of(STRING, INT),

@@ -264,11 +264,14 @@ class ClusterState:
             self.remove(pod)
 
     def pods_matching(self, namespace: str, selector: "model.LabelSelector | None") -> list[model.Pod]:
-        """The bound pods of a namespace that a label selector selects (null selects none)."""
+        """The bound pods of a namespace (None: of every namespace) that a label selector selects
+        (a None selector selects none)."""
         from ..builtins import selector_matches
 
         if selector is None:
             return []
+        if namespace is None:
+            return [p for ns in sorted(self.pods_by_namespace) for p in self.pods_matching(ns, selector)]
         key = _selector_key(namespace, selector)
         found = self._matching.get(key)
         if found is not None:

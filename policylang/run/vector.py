@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from itertools import repeat
+from operator import attrgetter
 from typing import Any, Callable
 
 import attrs
@@ -35,7 +36,8 @@ from ..builtins import EvalError
 from ..cluster.model import Node
 from ..cluster.quantity import Quantity
 from ..types import DERIVED
-from .interpret import AGGREGATES, _ARITH, _contains, _order, _truthy, compile_ir, field_reader, index_value
+from .interpret import (AGGREGATES, _ARITH, _api_attrs, _contains, _order, _truthy, compile_ir, field_reader,
+                        index_value)
 
 INT_LIMIT = 1 << 62        # int64 fast paths only while results stay below this
 FLOAT_EXACT = 1 << 53      # ints compared with floats exactly only below this
@@ -617,7 +619,16 @@ def _field(ir: P.GetField):
             return obj.fields.get(name)
         if not isinstance(obj, VARYING):
             return read(obj, venv)
-        return col_of([read(x, venv) for x in values_of(obj, n)])
+        xs = values_of(obj, n)
+        kinds = set(map(type, xs))
+        if len(kinds) == 1:     # one kind of object: its field read without a call per node
+            kind = kinds.pop()
+            if kind is dict:
+                return col_of([x.get(name) for x in xs])
+            attr = _api_attrs(kind).get(name) if attrs.has(kind) else None
+            if attr is not None:
+                return col_of(list(map(attrgetter(attr), xs)))
+        return col_of([read(x, venv) for x in xs])
     return run
 
 
