@@ -161,23 +161,42 @@ class PreFilterOutcome:
     reached: set = attrs.Factory(set)
 
 
-def cluster_view(state: ClusterState) -> dict:
-    return {
-        "nodes": state.node_list,
-        "pods": state.bound_pods,
-        "namespaces": list(state.namespaces.values()),
-        "services": state.services,
-        "workloads": state.workloads,
-        "priorityClasses": list(state.priority_classes.values()),
-        "podDisruptionBudgets": state.pdbs,
-        "persistentVolumes": list(state.persistent_volumes.values()),
-        "persistentVolumeClaims": list(state.claims.values()),
-        "storageClasses": list(state.storage_classes.values()),
-        "csiNodes": list(state.csi_nodes.values()),
-        "csiDrivers": list(state.csi_drivers.values()),
-        "csiStorageCapacities": state.csi_storage_capacities,
-        "volumeAttachments": state.volume_attachments,
-    }
+_CLUSTER_LISTS = {
+    "nodes": lambda s: s.node_list,
+    "pods": lambda s: s.bound_pods,
+    "namespaces": lambda s: list(s.namespaces.values()),
+    "services": lambda s: s.services,
+    "workloads": lambda s: s.workloads,
+    "priorityClasses": lambda s: list(s.priority_classes.values()),
+    "podDisruptionBudgets": lambda s: s.pdbs,
+    "persistentVolumes": lambda s: list(s.persistent_volumes.values()),
+    "persistentVolumeClaims": lambda s: list(s.claims.values()),
+    "storageClasses": lambda s: list(s.storage_classes.values()),
+    "csiNodes": lambda s: list(s.csi_nodes.values()),
+    "csiDrivers": lambda s: list(s.csi_drivers.values()),
+    "csiStorageCapacities": lambda s: s.csi_storage_capacities,
+    "volumeAttachments": lambda s: s.volume_attachments,
+}
+
+
+class ClusterView(dict):
+    """`cluster` in a policy: each list made when first read in a cycle (every bound pod of a
+    large cluster is a long list that most policies never read)."""
+
+    def __init__(self, state: ClusterState):
+        super().__init__()
+        self.state = state
+
+    def __missing__(self, name: str):
+        value = self[name] = _CLUSTER_LISTS[name](self.state)
+        return value
+
+    def get(self, name: str, default=None):
+        return self[name] if name in _CLUSTER_LISTS else super().get(name, default)
+
+
+def cluster_view(state: ClusterState) -> ClusterView:
+    return ClusterView(state)
 
 
 def base_env(state: ClusterState, pod: Pod, cluster: dict | None = None) -> dict:

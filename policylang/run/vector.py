@@ -368,7 +368,7 @@ def freeze(v, budget: list):
         return (type(v), v)
     if isinstance(v, (list, tuple)):
         return ("list", tuple(freeze(x, budget) for x in v))
-    if isinstance(v, dict):
+    if type(v) is dict:     # not the cluster view, whose lists are made as they are read
         return ("map", tuple((k, freeze(x, budget)) for k, x in v.items()))
     if attrs.has(type(v)):   # cluster data (a toleration, a selector): by value, field by field
         return (type(v), tuple(freeze(getattr(v, f.name), budget) for f in attrs.fields(type(v))))
@@ -793,9 +793,13 @@ def _op(ir: P.Op):
 
 def _contains_in_each(x, containers: np.ndarray) -> np.ndarray:
     """`x in c` for every container c of a column, as the reference's _contains."""
+    cs = containers.tolist()
+    kinds = set(map(type, cs))
+    if len(kinds) == 1 and kinds <= {dict, list}:    # one kind of container: membership in C
+        return np.fromiter(map(kinds.pop().__contains__, cs, repeat(x)), dtype=bool, count=len(cs))
     text = isinstance(x, str)
     return np.fromiter((False if c is None else (text and x in c) if isinstance(c, str) else x in c
-                        for c in containers.tolist()), dtype=bool, count=len(containers))
+                        for c in cs), dtype=bool, count=len(cs))
 
 
 def _not(ir: P.Not):
