@@ -464,11 +464,13 @@ class NodeCache:
         if missing.any():
             sub = np.flatnonzero(missing)
             v = vec(restrict(venv, sub) if len(sub) < n else venv, len(sub))
-            if isinstance(v, (Rec, Seq)):
+            if isinstance(v, (Rec, Seq, list, tuple, dict)):
                 if entry.values is None:    # kept in their own (cheaper) forms
                     self.uncacheable.add(key[0])
                     del self.entries[key]
                     return vec(venv, n) if len(sub) < n else v
+                # A per-node value after all (an empty list where a node has no pods with
+                # affinity, say): stored per node like the rest.
                 v = Col(np.fromiter(values_of(v, len(sub)), dtype=object, count=len(sub)))
             at = pos[sub]
             entry.store(at, v)
@@ -497,10 +499,19 @@ def node_positions(state, seq) -> "np.ndarray | None":
     by_identity = state.cache.get("node positions")
     if by_identity is None:   # the state holds its nodes, so their ids stay theirs
         by_identity = state.cache["node positions"] = {id(node): i for i, node in enumerate(state.nodes.values())}
+    # The same list (cluster.nodes, the feasible nodes) is batched by many expressions of a cycle.
+    recent = state.cache.setdefault("lists' node positions", OrderedDict())
+    hit = recent.get(id(seq))
+    if hit is not None and hit[0] is seq:
+        return hit[1]
     try:
-        return np.fromiter(map(by_identity.__getitem__, map(id, seq)), dtype=np.int64, count=len(seq))
+        pos = np.fromiter(map(by_identity.__getitem__, map(id, seq)), dtype=np.int64, count=len(seq))
     except KeyError:
-        return None
+        pos = None
+    recent[id(seq)] = (seq, pos)
+    if len(recent) > 16:
+        recent.popitem(last=False)
+    return pos
 
 
 def _lifted(ir: P.Comp):
