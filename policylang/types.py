@@ -139,6 +139,10 @@ DERIVED = {
 # The `cluster` scope.
 CLUSTER_FIELDS = {
     "nodes": lambda: list_of(record("Node")),
+    # The snapshot's HavePodsWithAffinityList / HavePodsWithRequiredAntiAffinityList: the nodes
+    # (in name order) running pods with pod (anti-)affinity, or with required anti-affinity.
+    "nodesWithPodsWithAffinity": lambda: list_of(record("Node")),
+    "nodesWithPodsWithRequiredAntiAffinity": lambda: list_of(record("Node")),
     "pods": lambda: list_of(record("Pod")),
     "namespaces": lambda: list_of(record("Namespace")),
     "services": lambda: list_of(record("Service")),

@@ -123,6 +123,10 @@ class ClusterState:
     def node_list(self) -> list[model.Node]:
         return list(self.nodes.values())
 
+    def nodes_having(self, pods_by_node: dict[str, list[model.Pod]]) -> list[model.Node]:
+        """The nodes, in name order, with pods in one of the per-node pod indexes."""
+        return [self.nodes[name] for name, pods in pods_by_node.items() if pods]
+
     @property
     def bound_pods(self) -> list[model.Pod]:
         return [p for pods in self.pods_by_node.values() for p in pods]

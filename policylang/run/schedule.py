@@ -163,6 +163,8 @@ class PreFilterOutcome:
 
 _CLUSTER_LISTS = {
     "nodes": lambda s: s.node_list,
+    "nodesWithPodsWithAffinity": lambda s: s.nodes_having(s.pods_with_affinity),
+    "nodesWithPodsWithRequiredAntiAffinity": lambda s: s.nodes_having(s.pods_with_required_anti_affinity),
     "pods": lambda s: s.bound_pods,
     "namespaces": lambda s: list(s.namespaces.values()),
     "services": lambda s: s.services,
