@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from itertools import repeat
-from operator import attrgetter
+from operator import attrgetter, is_
 from typing import Any, Callable
 
 import attrs
@@ -756,7 +756,7 @@ def _op(ir: P.Op):
                 return right(venv, n) if a is None else a
             if not isinstance(a, Col) or a.a.dtype != object:
                 return a
-            missing = np.fromiter((x is None for x in a.a), dtype=bool, count=n)
+            missing = np.fromiter(map(is_, a.a.tolist(), repeat(None)), dtype=bool, count=n)
             sel = np.flatnonzero(missing)
             if not len(sel):
                 return a
@@ -784,7 +784,7 @@ def _op(ir: P.Op):
             if isinstance(c, Col) and not isinstance(x, VARYING):
                 hits = _contains_in_each(x, c.a)
             elif isinstance(x, Col) and isinstance(c, (dict, list, tuple)):
-                hits = np.fromiter((v in c for v in x.a.tolist()), dtype=bool, count=n)
+                hits = np.fromiter(map(c.__contains__, x.a.tolist()), dtype=bool, count=n)
             else:
                 return elementwise(lambda x, c: _contains(c, x) != negate, [x, c], n)
             return Col(~hits if negate else hits)
