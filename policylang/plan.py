@@ -125,6 +125,85 @@ class Bind:
 
 
 IR = Union[Const, Var, GetField, GetIndex, Op, Not, Neg, Cond, MakeList, MakeMap, Format, Comp, Fold, CallBuiltin, Bind]
+IR_TYPES = IR.__args__
+
+
+# ---- walking expressions -----------------------------------------------------------------
+
+def by_identity(fn):
+    """fn memoised per IR object: each is asked about once per subtree that holds it."""
+    memo: dict[int, tuple] = {}
+
+    def run(ir):
+        hit = memo.get(id(ir))
+        if hit is not None and hit[0] is ir:
+            return hit[1]
+        out = fn(ir)
+        memo[id(ir)] = (ir, out)
+        return out
+    return run
+
+
+def parts(ir) -> list:
+    """Every sub-expression directly under ir, binders' included."""
+    out = []
+    for f in attrs.fields(type(ir)):
+        v = getattr(ir, f.name)
+        if isinstance(v, IR_TYPES):
+            out.append(v)
+        elif isinstance(v, tuple):
+            out += [x for x in v if isinstance(x, IR_TYPES)]
+    return out
+
+
+@by_identity
+def free_vars(ir) -> frozenset:
+    """The variables an expression reads that it does not bind itself."""
+    if isinstance(ir, Var):
+        return frozenset((ir.name,))
+    if isinstance(ir, Comp):
+        inner = frozenset().union(*(free_vars(x) for x in (ir.element, ir.where, ir.by) if x is not None))
+        return free_vars(ir.source) | (inner - {ir.var})
+    if isinstance(ir, Fold):
+        return free_vars(ir.init) | free_vars(ir.source) | (free_vars(ir.body) - {ir.acc, ir.var})
+    if isinstance(ir, Bind):
+        return frozenset().union(*map(free_vars, ir.values)) | (free_vars(ir.body) - set(ir.names))
+    return frozenset().union(*map(free_vars, parts(ir)))
+
+
+def hoisted(ir, varying: frozenset) -> "tuple[IR, tuple]":
+    """ir with each largest sub-expression that reads none of ``varying`` (nor a variable ir
+    binds to what varies) replaced by a variable ``$invariant#k``, and those sub-expressions as (name, IR):
+    what a loop that changes only ``varying`` can evaluate once, on first use (so an error
+    stays where it was)."""
+    found: list = []
+
+    def walk(x, bound: frozenset):
+        if not isinstance(x, (Const, Var)) and not free_vars(x) & bound:
+            found.append((f"$invariant#{len(found)}", x))
+            return Var(found[-1][0])
+        if isinstance(x, Comp):
+            inner = bound | {x.var}
+            return attrs.evolve(x, source=walk(x.source, bound),
+                                **{k: walk(getattr(x, k), inner) for k in ("element", "where", "by")
+                                   if getattr(x, k) is not None})
+        if isinstance(x, Fold):
+            return attrs.evolve(x, init=walk(x.init, bound), source=walk(x.source, bound),
+                                body=walk(x.body, bound | {x.acc, x.var}))
+        if isinstance(x, Bind):     # a parameter varies only if its argument does
+            varies = {name for name, v in zip(x.names, x.values) if free_vars(v) & bound}
+            return attrs.evolve(x, values=tuple(walk(v, bound) for v in x.values),
+                                body=walk(x.body, bound | varies))
+        changes = {}
+        for f in attrs.fields(type(x)):
+            v = getattr(x, f.name)
+            if isinstance(v, IR_TYPES):
+                changes[f.name] = walk(v, bound)
+            elif isinstance(v, tuple):
+                changes[f.name] = tuple(walk(p, bound) if isinstance(p, IR_TYPES) else p for p in v)
+        return attrs.evolve(x, **changes)
+
+    return walk(ir, frozenset(varying)), tuple(found)
 
 
 # ---- statements -----------------------------------------------------------------------

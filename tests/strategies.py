@@ -846,8 +846,13 @@ def team_policies(draw) -> str:
                f"        reason 'team ${{{draw(typed_expr('int', 2, scope))}}}'"
                + draw(st.sampled_from(["", "\n        code UnschedulableAndUnresolvable"]))
                for _ in range(draw(st.integers(1, 2)))]
-    normalize = draw(st.sampled_from(["", "    normalize max\n", "    normalize reverse\n", "    normalize minmax\n",
-                                      "    normalize with score * 100 / (max(scores) ?? 1)\n"]))
+    # With `with`, the parts that read neither node nor score are evaluated once per loop, on
+    # first use: an error in a branch not taken (1 / 0 below) must stay unraised.
+    normalize = draw(st.sampled_from([
+        "", "    normalize max\n", "    normalize reverse\n", "    normalize minmax\n",
+        "    normalize with score * 100 / (max(scores) ?? 1)\n",
+        "    normalize with if len(scores) > 0 then (score - (min(scores) ?? 0)) % 101\n"
+        "                   else 1 / (len(scores) - len(scores))\n"]))
     value = draw(typed_expr("int", 3, (("s0", "int"),)))
     stdlib = draw(st.sampled_from([[], ["NodeResourcesFit"], ["TaintToleration", "NodeResourcesBalancedAllocation"]]))
     uses = "".join(f"    use {name}\n" for name in stdlib)

@@ -299,8 +299,8 @@ class ClusterState:
     MAX_COUNTED_SELECTORS = 256   # each is checked against every pod that arrives or leaves
 
     def count_matching(self, namespace: str, selector: "model.LabelSelector | None") -> dict[str, int]:
-        """Node name → how many bound pods of the namespace the selector selects, terminating
-        pods left out. The answer is a fresh map whenever it changes: callers may keep it."""
+        """Node name → how many bound pods of the namespace (None: of every namespace) the
+        selector selects, terminating pods left out. The answer is a fresh map whenever it changes: callers may keep it."""
         if selector is None:
             return {}
         key = _selector_key(namespace, selector)
@@ -323,7 +323,7 @@ class ClusterState:
         if pod.metadata.deletion_timestamp is not None:
             return
         changed = [(key, selector, counts) for key, (selector, counts) in self._counts.items()
-                   if key[0] == pod.metadata.namespace and selector_matches(selector, pod.metadata.labels)]
+                   if key[0] in (None, pod.metadata.namespace) and selector_matches(selector, pod.metadata.labels)]
         for key, selector, counts in changed:
             counts = dict(counts)
             left = counts.get(node, 0) + change

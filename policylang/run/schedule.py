@@ -143,10 +143,32 @@ class Executable:
             s = p.score
             score = _Score(_steps(s.pod_steps, vector),
                            _steps(s.feasible_steps, vector), _steps(s.node_steps, vector), compile_ir(s.value),
-                           s.normalize, compile_ir(s.normalize_expr) if s.normalize_expr is not None else None,
+                           s.normalize, _per_node_loop(s.normalize_expr) if s.normalize_expr is not None else None,
                            vcompile(s.value) if vector else None,
                            vcompile(s.normalize_expr) if vector and s.normalize_expr is not None else None)
         return _Plugin(p.name, p.weight, dict(p.params), filters, score, p.postfilter)
+
+
+def _per_node_loop(ir: P.IR) -> tuple:
+    """An expression evaluated for node after node (NormalizeScore's): its parts that read
+    neither ``node`` nor ``score`` (an aggregate over ``scores``, say) compiled apart, to be
+    evaluated once per loop rather than once per node."""
+    body, invariants = P.hoisted(ir, frozenset({"node", "score"}))
+    return compile_ir(body), {name: compile_ir(x) for name, x in invariants}
+
+
+class _LoopEnv(dict):
+    """An env whose invariant parts are computed on first read and kept for the whole loop.
+    An invariant inside an inlined def may read the def's parameters: the def has bound them
+    in this env (names are unique) before its body reads the invariant."""
+
+    def __init__(self, env: dict, invariants: dict):
+        super().__init__(env)
+        self.invariants = invariants
+
+    def __missing__(self, name: str):
+        value = self[name] = self.invariants[name](self)
+        return value
 
 
 # ---- one scheduling cycle ----------------------------------------------------------------
@@ -365,11 +387,12 @@ def _normalize(s: _Score, raws: list[int], feasible: list[Node], env: dict, plug
         if hi == lo:
             return [0 for _ in raws]
         return [int(float(MAX_NODE_SCORE) * (float(r - lo) / float(hi - lo))) for r in raws]
+    body, invariants = s.normalize_fn
+    loop = _LoopEnv({**env, "scores": raws}, invariants)
     out = []
-    env["scores"] = raws
     for node, raw in zip(feasible, raws):
-        env["node"], env["score"] = node, raw
-        out.append(int(_call(s.normalize_fn, env, plugin, "NormalizeScore") or 0))
+        loop["node"], loop["score"] = node, raw
+        out.append(int(_call(body, loop, plugin, "NormalizeScore") or 0))
     return out
 
 

@@ -219,72 +219,11 @@ def _bool_value(t, n: int):
 
 # ---- compiling -------------------------------------------------------------------------------
 
-def _by_identity(fn):
-    """Memoised per IR object: each is asked about once per subtree that holds it."""
-    memo: dict[int, tuple] = {}
-
-    def run(ir):
-        hit = memo.get(id(ir))
-        if hit is not None and hit[0] is ir:
-            return hit[1]
-        out = fn(ir)
-        memo[id(ir)] = (ir, out)
-        return out
-    return run
-
-
-@_by_identity
-def free_vars(ir) -> frozenset:
-    if isinstance(ir, P.Var):
-        return frozenset((ir.name,))
-    if isinstance(ir, P.Comp):
-        inner = set()
-        for part in (ir.element, ir.where, ir.by):
-            if part is not None:
-                inner |= free_vars(part)
-        return free_vars(ir.source) | (inner - {ir.var})
-    if isinstance(ir, P.Fold):
-        return free_vars(ir.init) | free_vars(ir.source) | (free_vars(ir.body) - {ir.acc, ir.var})
-    if isinstance(ir, P.Bind):
-        out = set(free_vars(ir.body)) - set(ir.names)
-        for v in ir.values:
-            out |= free_vars(v)
-        return frozenset(out)
-    out = set()
-    for child in _children(ir):
-        out |= free_vars(child)
-    return frozenset(out)
-
-
-def _children(ir) -> list:
-    if isinstance(ir, (P.Const, P.Var)):
-        return []
-    if isinstance(ir, P.GetField):
-        return [ir.target]
-    if isinstance(ir, P.GetIndex):
-        return [ir.target, ir.key]
-    if isinstance(ir, P.Op):
-        return [ir.left, ir.right]
-    if isinstance(ir, (P.Not, P.Neg)):
-        return [ir.operand]
-    if isinstance(ir, P.Cond):
-        return [ir.cond, ir.then, ir.else_]
-    if isinstance(ir, P.MakeList):
-        return list(ir.items)
-    if isinstance(ir, P.MakeMap):
-        return list(ir.values)
-    if isinstance(ir, P.Format):
-        return [p for p in ir.parts if not isinstance(p, str)]
-    if isinstance(ir, P.CallBuiltin):
-        return list(ir.args)
-    raise TypeError(f"unknown IR {type(ir).__name__}")
-
-
-@_by_identity
+@P.by_identity
 def vcompile(ir) -> VFn:
     """The vector form of an expression (one per IR object: inlined defs share theirs)."""
     ref = compile_ir(ir)
-    free = tuple(sorted(free_vars(ir)))
+    free = tuple(sorted(P.free_vars(ir)))
     special = _VECTOR.get(type(ir))
     vec = special(ir) if special is not None else None
     local = node_local(ir)
@@ -318,18 +257,7 @@ NODE_LOCAL_BUILTINS = frozenset({"requested", "nonzero_requested"})   # read one
 NODE_DERIVED = frozenset(DERIVED["Node"])
 
 
-def _parts(ir) -> list:
-    """Every sub-expression directly under ir, binders included."""
-    if isinstance(ir, P.Comp):
-        return [x for x in (ir.source, ir.element, ir.where, ir.by) if x is not None]
-    if isinstance(ir, P.Fold):
-        return [ir.init, ir.source, ir.body]
-    if isinstance(ir, P.Bind):
-        return [*ir.values, ir.body]
-    return _children(ir)
-
-
-@_by_identity
+@P.by_identity
 def node_local(ir) -> "str | None":
     """Whether an expression reads nothing but its variables and, through them, nodes:
     "static" (node objects only), "dynamic" (also the pods on a node), or None (it reads the
@@ -343,7 +271,7 @@ def node_local(ir) -> "str | None":
         found = "dynamic"
     elif isinstance(ir, P.Var) and ir.name == "cluster":
         return None
-    for part in _parts(ir):
+    for part in P.parts(ir):
         inner = node_local(part)
         if inner is None:
             return None
@@ -483,11 +411,11 @@ LIFT_MIN = 16
 POLICY_ERRORS = (EvalError, TypeError, ValueError, ArithmeticError)
 
 
-@_by_identity
+@P.by_identity
 def _has_long_comprehension(ir) -> bool:
     if isinstance(ir, P.Comp) and not isinstance(ir.source, P.MakeList):
         return True
-    return any(_has_long_comprehension(part) for part in _parts(ir))
+    return any(_has_long_comprehension(part) for part in P.parts(ir))
 
 
 def node_positions(state, seq) -> "np.ndarray | None":
@@ -888,7 +816,7 @@ def _comp(ir: P.Comp):
     element = vcompile(ir.element) if ir.element is not None else None
     where = vcompile(ir.where) if ir.where is not None else None
     ref = compile_ir(ir)
-    inner = tuple(sorted(free_vars(ir)))
+    inner = tuple(sorted(P.free_vars(ir)))
 
     def member_mask(venv, n, mask):
         """Where the item is a member and its `where` holds."""
@@ -1030,7 +958,7 @@ def _fold(ir: P.Fold):
     acc, var = ir.acc, ir.var
     init, source, body = vcompile(ir.init), vcompile(ir.source), vcompile(ir.body)
     ref = compile_ir(ir)
-    inner = tuple(sorted(free_vars(ir)))
+    inner = tuple(sorted(P.free_vars(ir)))
 
     def run(venv, n):
         seq = source(venv, n)

@@ -1,0 +1,69 @@
+"""ClusterState's indexes, kept up to date as pods are bound and removed, answer as a state
+built afresh from the same objects does: what a simulation relies on after every bind."""
+
+from __future__ import annotations
+
+import copy
+
+from hypothesis import given, settings, strategies as st
+
+from policylang.cluster.load import CONVERTER
+from policylang.cluster.model import LabelSelector
+from policylang.cluster.state import ClusterState
+import strategies as S
+
+
+def _selector(raw: dict) -> LabelSelector:
+    return CONVERTER.structure(raw, LabelSelector)
+
+
+def _answers(state: ClusterState, queries: list) -> list:
+    """What the indexes say for each (namespace, selector), pods by key (their order is the
+    index's, not part of the answer)."""
+    return [(state.count_matching(ns, sel), sorted(p.key for p in state.pods_matching(ns, sel)))
+            for ns, sel in queries]
+
+
+def _affinity_nodes(state: ClusterState) -> tuple:
+    return ([n.metadata.name for n in state.nodes_having(state.pods_with_affinity)],
+            [n.metadata.name for n in state.nodes_having(state.pods_with_required_anti_affinity)])
+
+
+@settings(max_examples=120, deadline=None)
+@given(cluster=S.clusters(min_nodes=1, max_nodes=4, max_pods=8), data=st.data())
+def test_indexes_follow_binds_and_removals(cluster, data):
+    running = [copy.deepcopy(p) for p in cluster.pods]
+    for pod in running:     # some running pods are terminating: count_matching leaves them out
+        if data.draw(st.booleans(), label="terminating"):
+            pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    state = cluster.evolve(pods=running).state()
+    namespaces = st.sampled_from([*S.NAMESPACES, None])
+    queries = data.draw(st.lists(st.tuples(namespaces, S.label_selectors().map(_selector)),
+                                 min_size=1, max_size=3), label="queries")
+    _answers(state, queries)    # asked before the changes, so that the answers are kept and updated
+
+    for step in range(data.draw(st.integers(1, 6), label="changes")):
+        bound = state.bound_pods
+        if bound and data.draw(st.booleans(), label="remove"):
+            state.remove(data.draw(st.sampled_from(bound), label="removed"))
+        else:
+            pod = S.structure(data.draw(S.pods(f"arriving-{step}"), label="arriving"))
+            state.bind(state.with_priority(pod), data.draw(st.sampled_from(cluster.node_names), label="node"))
+        fresh = ClusterState.build(state.objects())
+        assert _answers(state, queries) == _answers(fresh, queries)
+        assert _affinity_nodes(state) == _affinity_nodes(fresh)
+
+
+def test_count_matching_leaves_out_terminating_pods_and_a_null_selector_counts_none():
+    pods = [{"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": f"p{i}", "namespace": "default", "labels": {"app": "web"},
+                          **({"deletionTimestamp": "2026-01-01T00:00:00Z"} if i == 2 else {})},
+             "spec": {"nodeName": f"node-{i % 2}", "containers": [{"name": "c"}]},
+             "status": {"phase": "Running"}} for i in range(4)]
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i}"}} for i in range(2)]
+    state = ClusterState.build([S.structure(o) for o in nodes + pods])
+    web = _selector({"matchLabels": {"app": "web"}})
+    assert state.count_matching("default", web) == {"node-0": 1, "node-1": 2}
+    assert state.count_matching("other", web) == {}
+    assert state.count_matching("default", None) == {}
+    assert len(state.pods_matching(None, web)) == 4
