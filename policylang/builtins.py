@@ -340,7 +340,8 @@ def _node_named(state, name):
 @builtin("count_matching", [STRING, record("LabelSelector")], map_of(STRING, INT),
          "Node name → how many pods bound there in a namespace a label selector selects, terminating pods "
          "(deletionTimestamp set) left out, as PodTopologySpread counts them (countPodsMatchSelector); a "
-         "null namespace means every namespace, a null selector selects none. Kept up to date as pods are bound or removed.", needs_state=True)
+         "null namespace means every namespace, a null selector selects none. Kept up to date as pods are "
+         "bound or removed.", needs_state=True)
 def _count_matching(state, namespace, selector):
     return state.count_matching(namespace, selector)
 

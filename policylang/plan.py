@@ -173,9 +173,9 @@ def free_vars(ir) -> frozenset:
 
 def hoisted(ir, varying: frozenset) -> "tuple[IR, tuple]":
     """ir with each largest sub-expression that reads none of ``varying`` (nor a variable ir
-    binds to what varies) replaced by a variable ``$invariant#k``, and those sub-expressions as (name, IR):
-    what a loop that changes only ``varying`` can evaluate once, on first use (so an error
-    stays where it was)."""
+    binds to what varies) replaced by a variable ``$invariant#k``, and those sub-expressions
+    as (name, IR): what a loop that changes only ``varying`` can evaluate once, on first use
+    (so that an error stays where it was)."""
     found: list = []
 
     def walk(x, bound: frozenset):

@@ -300,7 +300,8 @@ class ClusterState:
 
     def count_matching(self, namespace: str, selector: "model.LabelSelector | None") -> dict[str, int]:
         """Node name → how many bound pods of the namespace (None: of every namespace) the
-        selector selects, terminating pods left out. The answer is a fresh map whenever it changes: callers may keep it."""
+        selector selects, terminating pods left out. A changed answer is a new map: callers may
+        keep the one they got."""
         if selector is None:
             return {}
         key = _selector_key(namespace, selector)
@@ -322,8 +323,9 @@ class ClusterState:
 
         if pod.metadata.deletion_timestamp is not None:
             return
+        namespaces = (None, pod.metadata.namespace)
         changed = [(key, selector, counts) for key, (selector, counts) in self._counts.items()
-                   if key[0] in (None, pod.metadata.namespace) and selector_matches(selector, pod.metadata.labels)]
+                   if key[0] in namespaces and selector_matches(selector, pod.metadata.labels)]
         for key, selector, counts in changed:
             counts = dict(counts)
             left = counts.get(node, 0) + change

@@ -219,12 +219,8 @@ class ClusterView(dict):
         return self[name] if name in _CLUSTER_LISTS else super().get(name, default)
 
 
-def cluster_view(state: ClusterState) -> ClusterView:
-    return ClusterView(state)
-
-
 def base_env(state: ClusterState, pod: Pod, cluster: dict | None = None) -> dict:
-    return {"pod": pod, "cluster": cluster if cluster is not None else cluster_view(state), "$state": state}
+    return {"pod": pod, "cluster": cluster if cluster is not None else ClusterView(state), "$state": state}
 
 
 def run_prefilter(exe: Executable, state: ClusterState, pod: Pod, base: dict) -> PreFilterOutcome:
