@@ -23,7 +23,7 @@ is "lifted": its members become a batch of their own.
 from __future__ import annotations
 
 from collections import OrderedDict
-from itertools import repeat
+from itertools import compress, repeat
 from operator import attrgetter, is_
 from typing import Any, Callable
 
@@ -303,9 +303,31 @@ def freeze(v, budget: list):
     raise Unfrozen
 
 
+FREEZE_BUDGET = 64        # values larger than this, all free variables together, are not keys
+_FROZEN: dict = {}        # id → (value, frozen or None, cost): a value once made never changes
+
+
+def _frozen(v) -> tuple:
+    """freeze(v) and what it costs of the budget, remembered per object: the same lists and
+    records (the pod's tolerations, a constraint) are keys of many expressions of a cycle."""
+    if v is None or isinstance(v, (str, bool, int, float)):
+        return freeze(v, [FREEZE_BUDGET]), 1
+    hit = _FROZEN.get(id(v))
+    if hit is None or hit[0] is not v:
+        budget = [FREEZE_BUDGET]
+        try:
+            hit = (v, freeze(v, budget), FREEZE_BUDGET - budget[0])
+        except Unfrozen:
+            hit = (v, None, FREEZE_BUDGET + 1)
+        if len(_FROZEN) >= 50_000:
+            _FROZEN.clear()
+        _FROZEN[id(v)] = hit
+    return hit[1], hit[2]
+
+
 def _cache_key(token, free: tuple, venv: dict):
     parts = [token]
-    budget = [64]
+    budget = FREEZE_BUDGET
     for name in free:
         v = venv.get(name)
         if isinstance(v, Col):
@@ -315,10 +337,11 @@ def _cache_key(token, free: tuple, venv: dict):
         elif isinstance(v, VARYING):
             return None
         else:
-            try:
-                parts.append(freeze(v, budget))
-            except Unfrozen:
+            frozen, cost = _frozen(v)
+            budget -= cost
+            if budget < 0:
                 return None
+            parts.append(frozen)
     return tuple(parts)
 
 
@@ -483,7 +506,7 @@ def _lifted(ir: P.Comp):
                 return groups
         except POLICY_ERRORS:
             return ref(venv)    # the reference stops where it stops; its error, if any, is the answer
-        return _AGGREGATE[kind]([v for v, k in zip(values, keep) if k])
+        return _AGGREGATE[kind](list(compress(values, keep)))
 
     def one_by_one(venv: dict, seq):
         """The reference's loop, its parts in vector form (they may hold long comprehensions)."""
@@ -588,7 +611,9 @@ def _index(ir: P.GetIndex):
         # A map looked up per node, or each node's map looked up by one key: the reference's
         # index_value, without a call per node where the answer is a dict lookup.
         if isinstance(obj, dict) and isinstance(k, Col):
-            return col_of([None if x is None else obj.get(x) for x in k.a.tolist()])
+            if None in obj:     # a null key finds nothing, even where a map has one
+                return col_of([None if x is None else obj.get(x) for x in k.a.tolist()])
+            return col_of(list(map(obj.get, k.a.tolist())))
         if isinstance(obj, Col) and k is not None and not isinstance(k, VARYING):
             return col_of([o.get(k) if type(o) is dict else index_value(o, k) for o in obj.a.tolist()])
         return elementwise(index_value, [obj, k], n)
