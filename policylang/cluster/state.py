@@ -35,9 +35,11 @@ class ClusterState:
         # (namespace, label key, label value) → bound pods, for selector look-ups.
         self.label_index: dict[tuple, dict[str, model.Pod]] = {}
         self.pods_by_namespace: dict[str, dict[str, model.Pod]] = {}
-        # NodeInfo's lists of pods with (anti-)affinity, so InterPodAffinity need not scan every pod.
+        # NodeInfo's lists of pods with (anti-)affinity, so InterPodAffinity need not scan every pod;
+        # nodes_having's answers, until one of these lists changes.
         self.pods_with_affinity: dict[str, list[model.Pod]] = {}
         self.pods_with_required_anti_affinity: dict[str, list[model.Pod]] = {}
+        self._having: dict = {}
         # Storage objects, as the scheduler's informers (and assume caches) hold them.
         self.persistent_volumes: dict[str, model.PersistentVolume] = {}
         self.claims: dict[tuple[str, str], model.PersistentVolumeClaim] = {}
@@ -125,7 +127,10 @@ class ClusterState:
 
     def nodes_having(self, pods_by_node: dict[str, list[model.Pod]]) -> list[model.Node]:
         """The nodes, in name order, with pods in one of the per-node pod indexes."""
-        return [self.nodes[name] for name, pods in pods_by_node.items() if pods]
+        found = self._having.get(id(pods_by_node))
+        if found is None:
+            found = self._having[id(pods_by_node)] = [self.nodes[name] for name, pods in pods_by_node.items() if pods]
+        return found
 
     @property
     def bound_pods(self) -> list[model.Pod]:
@@ -235,6 +240,7 @@ class ClusterState:
         node = pod.spec.node_name
         if _has_affinity(pod):
             self.pods_with_affinity[node].append(pod)
+            self._having.clear()
         if _has_required_anti_affinity(pod):
             self.pods_with_required_anti_affinity[node].append(pod)
 
@@ -250,6 +256,8 @@ class ClusterState:
             else:
                 self.claim_users.pop((ns, claim), None)
         node = pod.spec.node_name
+        if _has_affinity(pod):
+            self._having.clear()
         for index in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
             if node in index:
                 index[node] = [p for p in index[node] if p.key != key]
