@@ -500,23 +500,26 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
             considered = nodes if pre.allowed is None else [n for n in nodes if n.metadata.name in pre.allowed]
             if pre.allowed is not None:
                 absent = Status(UNRESOLVABLE, (f"node(s) didn't satisfy plugin(s) [{' '.join(pre.restricted_by)}]",))
+            every_node_visited = True
             for node, status in _filter_in_order(exe, state, pod, pre, _visit_order(state, considered, sampling),
                                                  sampling):
                 if status is None:
                     feasible.append(node)
                     if sampling is not None and len(feasible) >= sampling.wanted:
+                        every_node_visited = False
                         break
                 else:
                     statuses[node.metadata.name] = status
             if sampling is not None:
                 sampling.next_start = (sampling.next_start + len(feasible) + len(statuses)) % len(nodes)
             explicit = dict(statuses)
-            fits = {n.metadata.name for n in feasible}
-            unvisited = {n.metadata.name for n in considered} - fits - set(statuses)
-            accounted = fits | unvisited
-            for node in nodes:
-                if node.metadata.name not in statuses and node.metadata.name not in accounted:
-                    statuses[node.metadata.name] = absent
+            if pre.allowed is not None or not every_node_visited:   # else every node fits or has a status
+                fits = {n.metadata.name for n in feasible}
+                unvisited = {n.metadata.name for n in considered} - fits - set(statuses)
+                accounted = fits | unvisited
+                for node in nodes:
+                    if node.metadata.name not in statuses and node.metadata.name not in accounted:
+                        statuses[node.metadata.name] = absent
         if not feasible:
             fit_error = fit_error_text(len(nodes), explicit, absent, prefilter_msg)
             outcome = run_postfilter(exe, state, pod, pre, statuses, enabled=preemption, rng=rng)
