@@ -555,8 +555,10 @@ def _filter_in_order(exe: Executable, state: ClusterState, pod: Pod, pre: PreFil
     chunk = max(sampling.wanted, MIN_FEASIBLE_NODES_TO_FIND) if sampling is not None else len(order)
     for start in range(0, len(order), max(chunk, 1)):
         part = order[start:start + chunk]
-        nominated = {n.metadata.name for n in part
-                     if state.nominated and _nominated_ahead(state, pod, n.metadata.name)}
+        if not state.nominated:
+            yield from zip(part, batch.filter_batch(exe, pre, part))
+            continue
+        nominated = {n.metadata.name for n in part if _nominated_ahead(state, pod, n.metadata.name)}
         plain = [n for n in part if n.metadata.name not in nominated]
         found = dict(zip((n.metadata.name for n in plain), batch.filter_batch(exe, pre, plain)))
         for node in part:
@@ -576,8 +578,11 @@ def _visit_order(state: ClusterState, nodes: list[Node], sampling: "Sampling | N
     interleaved) from the rotating start index, as findNodesThatPassFilters walks it."""
     if sampling is None:
         return nodes
-    allowed = {n.metadata.name for n in nodes}
-    ordered = [n for n in state.node_tree_order() if n.metadata.name in allowed]
+    if len(nodes) == len(state.nodes):
+        ordered = state.node_tree_order()
+    else:
+        allowed = {n.metadata.name for n in nodes}
+        ordered = [n for n in state.node_tree_order() if n.metadata.name in allowed]
     sampling.wanted = num_feasible_nodes_to_find(sampling.percentage, len(ordered))
     start = sampling.next_start % len(ordered) if ordered else 0
     return ordered[start:] + ordered[:start]
