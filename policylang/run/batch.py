@@ -21,7 +21,7 @@ class PolicyErrorInBatch(Exception):
     """A policy failed on some node of the batch; the reference interpreter will say how."""
 
 
-class _Batch:
+class Batch:
     """Nodes as columns: the objects, and where each is in the state's node order (for the
     node cache)."""
 
@@ -52,7 +52,7 @@ def filter_batch(exe, pre, nodes: list) -> list:
                 if not len(alive):
                     return out
                 base = pre.envs[plugin.name]
-                columns = columns or _Batch(base["$state"], nodes)
+                columns = columns or Batch(base["$state"], nodes)
                 venv = columns.env(base, alive)
                 for step in f.node_steps:
                     n = len(alive)
@@ -82,11 +82,7 @@ def filter_batch(exe, pre, nodes: list) -> list:
     return out
 
 
-def columns(state, nodes: list) -> _Batch:
-    return _Batch(state, nodes)
-
-
-def raw_scores(plugin, env: dict, feasible: _Batch) -> np.ndarray:
+def raw_scores(plugin, env: dict, feasible: Batch) -> np.ndarray:
     """The plugin's raw score on each feasible node, as int64 (or objects when too large)."""
     s = plugin.score
     venv = feasible.env(env)
@@ -106,7 +102,7 @@ def raw_scores(plugin, env: dict, feasible: _Batch) -> np.ndarray:
         return np.array(values, dtype=object)
 
 
-def normalize(s, raws: np.ndarray, env: dict, feasible: _Batch) -> np.ndarray:
+def normalize(s, raws: np.ndarray, env: dict, feasible: Batch) -> np.ndarray:
     """NormalizeScore over the batch, with the reference's integer (and float) arithmetic."""
     method = s.normalize
     if method == "none":
@@ -136,6 +132,6 @@ def normalize(s, raws: np.ndarray, env: dict, feasible: _Batch) -> np.ndarray:
     return np.array(values, dtype=object)
 
 
-def _python_normalize(s, raws: list, env: dict, feasible: _Batch) -> list:
+def _python_normalize(s, raws: list, env: dict, feasible: Batch) -> list:
     from .schedule import _normalize
     return _normalize(s, raws, feasible.nodes.tolist(), env, "")

@@ -97,16 +97,9 @@ def _contains(container, item) -> bool:
     return item in container
 
 
-_COMPILED: dict[int, tuple] = {}   # id(ir) → (ir, closure): a plan's parts are compiled once
-
-
+@P.by_identity   # a plan's parts are compiled once, inlined defs shared
 def compile_ir(ir: P.IR) -> Fn:
-    hit = _COMPILED.get(id(ir))
-    if hit is not None and hit[0] is ir:
-        return hit[1]
-    fn = _COMPILERS[type(ir)](ir)
-    _COMPILED[id(ir)] = (ir, fn)
-    return fn
+    return _COMPILERS[type(ir)](ir)
 
 
 def _const(ir: P.Const) -> Fn:

@@ -340,7 +340,7 @@ def run_scores(exe: Executable, pre: PreFilterOutcome, feasible: list[Node]) -> 
         if _skipped(s.pod_steps + s.feasible_steps, env, plugin.name):
             continue
         if exe.executor == "vector":
-            columns = columns or batch.columns(pre.envs[plugin.name]["$state"], feasible)
+            columns = columns or batch.Batch(pre.envs[plugin.name]["$state"], feasible)
             raws = batch.raw_scores(plugin, env, columns)
             normalized = batch.normalize(s, raws, env, columns)
             raws, normalized = raws.tolist(), normalized.tolist()
