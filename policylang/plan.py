@@ -171,6 +171,39 @@ def free_vars(ir) -> frozenset:
     return frozenset().union(*map(free_vars, parts(ir)))
 
 
+def field_path(ir) -> "tuple[str, ...] | None":
+    """("pod", "spec", "nodeName") for ``pod.spec.nodeName``; ("pod",) for ``pod``; None for
+    anything but a variable's field chain."""
+    if isinstance(ir, Var):
+        return (ir.name,)
+    if isinstance(ir, GetField):
+        inner = field_path(ir.target)
+        return None if inner is None else inner + (ir.name,)
+    return None
+
+
+@by_identity
+def free_paths(ir) -> frozenset:
+    """What of its free variables an expression reads, as field paths: only
+    ("pod", "spec", "nodeName") when it reads nothing else of pod, ("pod",) when it reads pod
+    as a whole. A value computed from the free paths' values alone can be kept by them."""
+    path = field_path(ir)
+    if path is not None:
+        return frozenset((path,))
+
+    def unbound(x, names) -> frozenset:
+        return frozenset(p for p in free_paths(x) if p[0] not in names)
+
+    if isinstance(ir, Comp):
+        inner = [unbound(x, {ir.var}) for x in (ir.element, ir.where, ir.by) if x is not None]
+        return free_paths(ir.source).union(*inner)
+    if isinstance(ir, Fold):
+        return free_paths(ir.init) | free_paths(ir.source) | unbound(ir.body, {ir.acc, ir.var})
+    if isinstance(ir, Bind):
+        return frozenset().union(*map(free_paths, ir.values)) | unbound(ir.body, set(ir.names))
+    return frozenset().union(*map(free_paths, parts(ir)))
+
+
 def hoisted(ir, varying: frozenset) -> "tuple[IR, tuple]":
     """ir with each largest sub-expression that reads none of ``varying`` (nor a variable ir
     binds to what varies) replaced by a variable ``$invariant#k``, and those sub-expressions

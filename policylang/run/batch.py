@@ -26,8 +26,7 @@ class Batch:
     node cache)."""
 
     def __init__(self, state, nodes: list):
-        self.nodes = np.empty(len(nodes), dtype=object)
-        self.nodes[:] = nodes
+        self.nodes = np.fromiter(nodes, dtype=object, count=len(nodes))
         self.pos = node_positions(state, nodes)
         if self.pos is None:
             raise ValueError("a batch holds the cluster state's own nodes")

@@ -226,7 +226,9 @@ def vcompile(ir) -> VFn:
     free = tuple(sorted(P.free_vars(ir)))
     special = _VECTOR.get(type(ir))
     vec = special(ir) if special is not None else None
-    local = node_local(ir)
+    # A variable is its value, and an inlined def's body is kept by its parameters' values.
+    local = node_local(ir) if not isinstance(ir, (P.Var, P.Bind)) else None
+    reads = _reads(ir)
     token = object()     # this expression, in cache keys
     lift = _lifted(ir) if isinstance(ir, P.Comp) else None
     # Holding a comprehension over what may be a long list, the expression is evaluated part
@@ -239,15 +241,16 @@ def vcompile(ir) -> VFn:
             if lift is not None:
                 return lift(venv, ref)
             return vec(venv, n) if structural else ref(venv)
-        if vec is None:
-            return node_by_node(ref, venv, varying, n)
         if local is not None and "$cache" in venv:
-            key = _cache_key(token, free, venv)
+            key = _cache_key(token, reads, venv)
             if key is not None:
                 # Over a value that depends on the pods on a node, a value does too.
                 dynamic = local == "dynamic" or any(isinstance(k, int) and k < 0 for k in key)
-                return venv["$cache"].lookup(key, dynamic, venv, n, vec)
-        return vec(venv, n)
+                return venv["$cache"].lookup(key, dynamic, venv, n, vec or by_node)
+        return vec(venv, n) if vec is not None else by_node(venv, n)
+
+    def by_node(venv: dict, n: int):
+        return node_by_node(ref, venv, [name for name in free if isinstance(venv.get(name), VARYING)], n)
     return run
 
 
@@ -325,19 +328,42 @@ def _frozen(v) -> tuple:
     return hit[1], hit[2]
 
 
-def _cache_key(token, free: tuple, venv: dict):
+def _reads(ir) -> tuple:
+    """Per free variable of ir: (name, paths), the paths as readers of the fields ir reads of
+    it, none when it reads the value whole (see plan.free_paths)."""
+    by_var: dict = {}
+    for path in P.free_paths(ir):
+        by_var.setdefault(path[0], set()).add(path[1:])
+    out = []
+    for name, paths in sorted(by_var.items()):
+        kept = () if () in paths else sorted(p for p in paths if not any(p[:k] in paths for k in range(1, len(p))))
+        out.append((name, tuple(tuple(map(field_reader, p)) for p in kept)))
+    return tuple(out)
+
+
+def _cache_key(token, reads: tuple, venv: dict):
+    """What an expression's value on a node depends on besides the node: the cache keys of the
+    columns it reads and the frozen values of the plain fields it reads; None when one of
+    these is too large (or not a value) to be worth a key."""
     parts = [token]
     budget = FREEZE_BUDGET
-    for name in free:
+    for name, paths in reads:
         v = venv.get(name)
         if isinstance(v, Col):
             if v.key is None:
                 return None
             parts.append(v.key)
-        elif isinstance(v, VARYING):
+            continue
+        if isinstance(v, VARYING):
             return None
-        else:
-            frozen, cost = _frozen(v)
+        for path in paths or ((),):
+            x = v
+            try:
+                for read in path:
+                    x = read(x, venv)
+            except POLICY_ERRORS:
+                return None     # the expression will fail as the reference does
+            frozen, cost = _frozen(x)
             budget -= cost
             if budget < 0:
                 return None
