@@ -346,6 +346,14 @@ def _count_matching(state, namespace, selector):
     return state.count_matching(namespace, selector)
 
 
+@builtin("count_by_domain", [STRING, record("LabelSelector"), STRING, list_of(STRING)], map_of(STRING, INT),
+         "Value of node label `key` (\"\" for a node without it) → how many pods count_matching(namespace, "
+         "selector) counts on the nodes that have every label of `keys`; every such node's value is present, "
+         "0 when none is counted there. Kept up to date as pods are bound or removed.", needs_state=True)
+def _count_by_domain(state, namespace, selector, key, keys):
+    return state.count_by_domain(namespace, selector, key, keys)
+
+
 @builtin("namespace_labels", [STRING], map_of(STRING, STRING), "The labels of the named Namespace object.",
          needs_state=True)
 def _namespace_labels(state, name):

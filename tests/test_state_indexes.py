@@ -17,10 +17,15 @@ def _selector(raw: dict) -> LabelSelector:
     return CONVERTER.structure(raw, LabelSelector)
 
 
+# count_by_domain's (key, keys): zones over every node, over nodes with both labels, hostnames.
+DOMAIN_QUERIES = [(S.ZONE_KEY, []), (S.ZONE_KEY, [S.ZONE_KEY, S.HOSTNAME_KEY]), (S.HOSTNAME_KEY, [S.HOSTNAME_KEY])]
+
+
 def _answers(state: ClusterState, queries: list) -> list:
     """What the indexes say for each (namespace, selector), pods by key (their order is the
     index's, not part of the answer)."""
-    return [(state.count_matching(ns, sel), sorted(p.key for p in state.pods_matching(ns, sel)))
+    return [(state.count_matching(ns, sel), sorted(p.key for p in state.pods_matching(ns, sel)),
+             [state.count_by_domain(ns, sel, key, keys) for key, keys in DOMAIN_QUERIES])
             for ns, sel in queries]
 
 
@@ -67,3 +72,19 @@ def test_count_matching_leaves_out_terminating_pods_and_a_null_selector_counts_n
     assert state.count_matching("other", web) == {}
     assert state.count_matching("default", None) == {}
     assert len(state.pods_matching(None, web)) == 4
+
+
+def test_count_by_domain_sums_nodes_by_label_and_lists_empty_domains():
+    pods = [{"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": f"p{i}", "namespace": "default", "labels": {"app": "web"}},
+             "spec": {"nodeName": f"node-{i % 3}", "containers": [{"name": "c"}]},
+             "status": {"phase": "Running"}} for i in range(5)]
+    zones = {"node-0": {S.ZONE_KEY: "a"}, "node-1": {S.ZONE_KEY: "a"}, "node-2": {}, "node-3": {S.ZONE_KEY: "b"}}
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}
+             for name, labels in zones.items()]
+    state = ClusterState.build([S.structure(o) for o in nodes + pods])
+    web = _selector({"matchLabels": {"app": "web"}})
+    # node-0 holds p0 and p3, node-1 p1 and p4, node-2 (no zone label) p2.
+    assert state.count_by_domain("default", web, S.ZONE_KEY, [S.ZONE_KEY]) == {"a": 4, "b": 0}
+    assert state.count_by_domain("default", web, S.ZONE_KEY, []) == {"a": 4, "": 1, "b": 0}
+    assert state.count_by_domain("default", None, S.ZONE_KEY, [S.ZONE_KEY]) == {"a": 0, "b": 0}

@@ -63,6 +63,10 @@ class ClusterState:
         self._matching: dict = {}   # pods_matching's answers until a pod arrives or leaves
         # count_matching's answers (selector, counts by node), updated as pods arrive or leave.
         self._counts: OrderedDict = OrderedDict()
+        # count_by_domain's: per (key, keys) the domain of each node having them (nodes do not
+        # change); per selector too, the answer and the count_matching map it was made from.
+        self._domains: dict = {}
+        self._domain_counts: dict = {}
 
     @classmethod
     def build(cls, objects: Iterable) -> "ClusterState":
@@ -325,6 +329,33 @@ class ClusterState:
         if len(self._counts) > self.MAX_COUNTED_SELECTORS:
             self._counts.popitem(last=False)
         return counts
+
+    def count_by_domain(self, namespace: str, selector: "model.LabelSelector | None", key: str,
+                        keys: "Iterable[str]") -> dict[str, int]:
+        """Domain (value of node label ``key``, "" for a node without it) → how many pods
+        count_matching counts on the nodes having every label of ``keys``; each such node's
+        domain is present, 0 when it holds none. Derived from count_matching's map, so it
+        follows binds too."""
+        keys = tuple(sorted(set(keys)))
+        domain_of = self._domains.get((key, keys))
+        if domain_of is None:
+            domain_of = self._domains[(key, keys)] = {
+                name: n.metadata.labels.get(key, "") for name, n in self.nodes.items()
+                if all(k in n.metadata.labels for k in keys)}
+        counts = self.count_matching(namespace, selector)
+        memo_key = (key, keys, None if selector is None else _selector_key(namespace, selector))
+        hit = self._domain_counts.get(memo_key)
+        if hit is not None and hit[0] is counts:
+            return hit[1]
+        by_domain = dict.fromkeys(domain_of.values(), 0)
+        for name, count in counts.items():
+            domain = domain_of.get(name)
+            if domain is not None:
+                by_domain[domain] += count
+        self._domain_counts[memo_key] = (counts, by_domain)
+        if len(self._domain_counts) > self.MAX_COUNTED_SELECTORS:
+            self._domain_counts.pop(next(iter(self._domain_counts)))
+        return by_domain
 
     def _recount(self, pod: model.Pod, node: str, change: int) -> None:
         from ..builtins import selector_matches
