@@ -169,6 +169,32 @@ def test_node_tree_interleaves_zones_and_sampling_rotates(tmp_path):
     assert "a-50" in evaluated and "a-00" in evaluated and "a-49" not in evaluated  # wrapped around
 
 
+def test_sampling_stops_at_the_wanted_feasible_node_on_both_executors(tmp_path):
+    """Filtering in chunks, the vector executor still stops where the node-by-node search
+    does: right after the 100th feasible node, the cordoned nodes before it rejected and
+    those after it not visited; the next search starts after them."""
+    from policylang.cluster.load import structure_object
+    from policylang.run.schedule import Sampling
+    items = [node(f"n-{i:03d}") for i in range(180)]
+    for i, n in enumerate(items):
+        if i % 3 == 0:
+            n["spec"] = {"unschedulable": True}
+    state = load_cluster([write(tmp_path, "c.yaml", items)])
+    p = structure_object(pod("p", "100m"), "<test>")
+    outcomes = []
+    for executor in ("reference", "vector"):
+        sampling = Sampling(percentage=None)
+        decision = schedule(Executable(load_plans()["default-scheduler"], executor), state, p, sampling=sampling)
+        rejected = [n.name for n in decision.nodes if n.failure is not None]
+        fits = [n.name for n in decision.nodes if n.feasible]
+        outcomes.append((decision.selected, rejected, fits, sampling.next_start))
+    assert outcomes[0] == outcomes[1]
+    selected, rejected, fits, next_start = outcomes[1]
+    assert len(fits) == 100 and fits[-1] == "n-149"       # 100 of every 3 nodes' 2 fit by n-149
+    assert rejected == [f"n-{i:03d}" for i in range(0, 150, 3)]
+    assert next_start == 150
+
+
 DEPLOYMENT = """
 apiVersion: apps/v1
 kind: Deployment

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..decision import Status, reasons_of
-from .vector import POLICY_ERRORS, Col, NodeCache, node_positions, restrict, truth, values_of
+from .vector import POLICY_ERRORS, Col, NodeCache, Rec, Seq, node_positions, restrict, truth, values_of
 
 MAX_NODE_SCORE = 100
 
@@ -64,13 +64,16 @@ def filter_batch(exe, pre, nodes: list) -> list:
                     if not hit.any():
                         continue
                     rejected = np.flatnonzero(hit)
-                    reasons = values_of(step.vreason(restrict(venv, rejected), len(rejected)), len(rejected))
-                    for i, reason in zip(alive[rejected].tolist(), reasons):
-                        key = (plugin.name, id(step), reasons_of(reason))
-                        status = statuses.get(key)
-                        if status is None:
-                            status = statuses[key] = Status(step.code, key[2], plugin.name, step.origin)
-                        out[i] = status
+                    groups, reasons = reason_groups(step.vreason(restrict(venv, rejected), len(rejected)),
+                                                    len(rejected))
+                    found = []
+                    for r in reasons:
+                        key = (plugin.name, id(step), r)
+                        if key not in statuses:
+                            statuses[key] = Status(step.code, r, plugin.name, step.origin)
+                        found.append(statuses[key])
+                    for i, g in zip(alive[rejected].tolist(), groups):
+                        out[i] = found[g]
                     keep = np.flatnonzero(~hit)
                     alive = alive[keep]
                     venv = restrict(venv, keep)
@@ -79,6 +82,24 @@ def filter_batch(exe, pre, nodes: list) -> list:
     except POLICY_ERRORS as err:
         raise PolicyErrorInBatch(str(err)) from err
     return out
+
+
+def reason_groups(v, n: int) -> tuple[list[int], list[tuple]]:
+    """The rejected nodes' reasons as (each node's group, each group's reasons): nodes with the
+    same reasons share a group. A list of plain reasons chosen per node (`Seq`) is grouped by
+    which members each node has, without making each node's list."""
+    if not isinstance(v, (Col, Rec, Seq)):
+        return [0] * n, [reasons_of(v)]
+    if isinstance(v, Seq) and len(v.items) < 63 and not any(isinstance(x, (Col, Rec, Seq)) for x in v.items):
+        code = np.zeros(n, dtype=np.int64)
+        for bit, mask in enumerate(v.masks):
+            code |= np.broadcast_to(np.asarray(mask, dtype=np.int64), (n,)) << bit
+        codes, groups = np.unique(code, return_inverse=True)
+        return groups.tolist(), [reasons_of([x for bit, x in enumerate(v.items) if c >> bit & 1])
+                                 for c in codes.tolist()]
+    index: dict = {}
+    groups = [index.setdefault(reasons_of(r), len(index)) for r in values_of(v, n)]
+    return groups, list(index)
 
 
 def raw_scores(plugin, env: dict, feasible: Batch) -> np.ndarray:

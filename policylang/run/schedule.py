@@ -312,20 +312,24 @@ class ScoreTable:
     names: list                     # the feasible nodes, in order
     plugins: list = attrs.Factory(list)   # (plugin, weight, raws, normalized)
 
-    def totals(self) -> list[int]:
+    def totals(self) -> np.ndarray:
         """The weighted sum per node (int64 unless weights are large enough to overflow it)."""
         bound = sum(abs(weight) * MAX_NODE_SCORE for _, weight, _, _ in self.plugins)
         totals = np.zeros(len(self.names), dtype=np.int64 if bound < 1 << 62 else object)
         for _, weight, _, normalized in self.plugins:
             totals = totals + np.asarray(normalized, dtype=totals.dtype) * weight
-        return totals.tolist()
+        return totals
 
     def by_node(self) -> dict[str, dict[str, PluginScore]]:
         out: dict[str, dict[str, PluginScore]] = {name: {} for name in self.names}
         for plugin, weight, raws, normalized in self.plugins:
-            for name, raw, norm in zip(self.names, raws, normalized):
+            for name, raw, norm in zip(self.names, _plain(raws), _plain(normalized)):
                 out[name][plugin] = PluginScore(raw, norm, weight)
         return out
+
+
+def _plain(column) -> list:
+    return column.tolist() if isinstance(column, np.ndarray) else column
 
 
 def run_scores(exe: Executable, pre: PreFilterOutcome, feasible: list[Node]) -> ScoreTable:
@@ -343,7 +347,6 @@ def run_scores(exe: Executable, pre: PreFilterOutcome, feasible: list[Node]) -> 
             columns = columns or batch.Batch(pre.envs[plugin.name]["$state"], feasible)
             raws = batch.raw_scores(plugin, env, columns)
             normalized = batch.normalize(s, raws, env, columns)
-            raws, normalized = raws.tolist(), normalized.tolist()
         else:
             raws = []
             for node in feasible:
@@ -353,10 +356,11 @@ def run_scores(exe: Executable, pre: PreFilterOutcome, feasible: list[Node]) -> 
                 raw = _call(s.value, env, plugin.name, "Score")
                 raws.append(int(raw or 0))
             normalized = _normalize(s, raws, feasible, env, plugin.name)
-        for norm in normalized:
-            if not 0 <= norm <= MAX_NODE_SCORE:
-                raise PlanRuntimeError(f'plugin "{plugin.name}" returns an invalid score {norm}, it should in the '
-                                       f"range of [0, {MAX_NODE_SCORE}] after normalizing")
+        out_of_range = np.flatnonzero((np.asarray(normalized) < 0) | (np.asarray(normalized) > MAX_NODE_SCORE))
+        if len(out_of_range):
+            norm = normalized[out_of_range[0]]
+            raise PlanRuntimeError(f'plugin "{plugin.name}" returns an invalid score {norm}, it should in the '
+                                   f"range of [0, {MAX_NODE_SCORE}] after normalizing")
         table.plugins.append((plugin.name, plugin.weight, raws, normalized))
     return table
 
@@ -501,15 +505,19 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
             if pre.allowed is not None:
                 absent = Status(UNRESOLVABLE, (f"node(s) didn't satisfy plugin(s) [{' '.join(pre.restricted_by)}]",))
             every_node_visited = True
-            for node, status in _filter_in_order(exe, state, pod, pre, _visit_order(state, considered, sampling),
-                                                 sampling):
-                if status is None:
-                    feasible.append(node)
-                    if sampling is not None and len(feasible) >= sampling.wanted:
-                        every_node_visited = False
-                        break
-                else:
-                    statuses[node.metadata.name] = status
+            for part, found in _filter_in_order(exe, state, pod, pre, _visit_order(state, considered, sampling),
+                                                sampling):
+                fits = [node for node, status in zip(part, found) if status is None]
+                if sampling is not None and len(feasible) + len(fits) >= sampling.wanted:
+                    # The search stops at the feasible node it wanted last.
+                    fits = fits[:sampling.wanted - len(feasible)]
+                    last = part.index(fits[-1]) if fits else -1
+                    part, found = part[:last + 1], found[:last + 1]
+                    every_node_visited = False
+                feasible += fits
+                statuses.update((node.metadata.name, status) for node, status in zip(part, found) if status is not None)
+                if not every_node_visited:
+                    break
             if sampling is not None:
                 sampling.next_start = (sampling.next_start + len(feasible) + len(statuses)) % len(nodes)
             explicit = dict(statuses)
@@ -544,26 +552,26 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
 
 
 def _filter_in_order(exe: Executable, state: ClusterState, pod: Pod, pre: PreFilterOutcome, order: list[Node],
-                     sampling: "Sampling | None") -> Iterable[tuple[Node, "Status | None"]]:
-    """(node, status) in visit order; the vector executor filters the nodes in chunks (one
-    chunk of every node unless sampling will stop early), node by node where nominated pods
-    must be counted on the node."""
+                     sampling: "Sampling | None") -> Iterable[tuple[list[Node], list["Status | None"]]]:
+    """(nodes, their statuses) in visit order, a chunk at a time: the reference executor goes
+    node by node; the vector executor filters the nodes in chunks (one chunk of every node
+    unless sampling will stop early), node by node where nominated pods must be counted on
+    the node."""
     if exe.executor == "reference":
         for node in order:
-            yield node, run_filters_with_nominated(exe, state, pod, pre, node)
+            yield [node], [run_filters_with_nominated(exe, state, pod, pre, node)]
         return
     chunk = max(sampling.wanted, MIN_FEASIBLE_NODES_TO_FIND) if sampling is not None else len(order)
     for start in range(0, len(order), max(chunk, 1)):
         part = order[start:start + chunk]
         if not state.nominated:
-            yield from zip(part, batch.filter_batch(exe, pre, part))
+            yield part, batch.filter_batch(exe, pre, part)
             continue
         nominated = {n.metadata.name for n in part if _nominated_ahead(state, pod, n.metadata.name)}
         plain = [n for n in part if n.metadata.name not in nominated]
         found = dict(zip((n.metadata.name for n in plain), batch.filter_batch(exe, pre, plain)))
-        for node in part:
-            name = node.metadata.name
-            yield node, found[name] if name in found else run_filters_with_nominated(exe, state, pod, pre, node)
+        yield part, [found[n.metadata.name] if n.metadata.name in found
+                     else run_filters_with_nominated(exe, state, pod, pre, n) for n in part]
 
 
 def _nominated_ahead(state: ClusterState, pod: Pod, node_name: str) -> list[Pod]:
@@ -591,6 +599,5 @@ def _visit_order(state: ClusterState, nodes: list[Node], sampling: "Sampling | N
 def _select(table: ScoreTable, rng: "random.Random | None") -> str:
     """The feasible node with the highest weighted total; ties: smallest name, or seeded random."""
     totals = table.totals()
-    best = max(totals)
-    tied = sorted(name for name, total in zip(table.names, totals) if total == best)
+    tied = sorted(table.names[i] for i in np.flatnonzero(totals == totals.max()).tolist())
     return rng.choice(tied) if rng is not None else tied[0]
