@@ -6,6 +6,7 @@ place thousands of pods without re-scanning the cluster.
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from typing import Iterable
 
@@ -59,6 +60,7 @@ class ClusterState:
         # executor's cache of per-node values checks to know which nodes to recompute.
         self.node_index: dict[str, int] = {}
         self.node_versions = np.zeros(0, dtype=np.int64)
+        self.generation = 0     # bumped with any node's version
         self.cache: dict = {}   # executors' per-state caches, by owner
         self._matching: dict = {}   # pods_matching's answers until a pod arrives or leaves
         # count_matching's answers (selector, counts by node), updated as pods arrive or leave.
@@ -125,8 +127,10 @@ class ClusterState:
     def pods(self) -> list[model.Pod]:
         return list(self._pods.values())
 
-    @property
+    @functools.cached_property
     def node_list(self) -> list[model.Node]:
+        """The nodes in name order: one list (not to be changed) for every cycle, so that what
+        executors keep per list is kept across pods."""
         return list(self.nodes.values())
 
     def nodes_having(self, pods_by_node: dict[str, list[model.Pod]]) -> list[model.Node]:
@@ -384,6 +388,7 @@ class ClusterState:
             _add_into(self.requested[node], pod_requests(pod), -1)
             _add_into(self.nonzero_requested[node], nonzero_pod_requests(pod), -1)
             self.node_versions[self.node_index[node]] += 1
+            self.generation += 1
             self._matching.clear()
             self._recount(pod, node, -1)
 
@@ -393,6 +398,7 @@ class ClusterState:
         _add_into(self.requested[node], pod_requests(pod), 1)
         _add_into(self.nonzero_requested[node], nonzero_pod_requests(pod), 1)
         self.node_versions[self.node_index[node]] += 1
+        self.generation += 1
         self._matching.clear()
         self._recount(pod, node, 1)
 

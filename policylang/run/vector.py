@@ -372,13 +372,16 @@ def _cache_key(token, reads: tuple, venv: dict):
 
 
 class _Entry:
-    __slots__ = ("id", "values", "done", "versions")
+    __slots__ = ("id", "values", "done", "versions", "last")
 
     def __init__(self, ident: int, size: int):
         self.id = ident      # what keys of expressions over this one's value name it by
         self.values = None
         self.done = np.zeros(size, dtype=bool)
         self.versions = np.zeros(size, dtype=np.int64)
+        # The last answer: (positions, state generation, column). The same positions (the same
+        # list of nodes: cluster.nodes, a chunk) get it again while no pod moved.
+        self.last = None
 
     def store(self, idx: np.ndarray, v) -> None:
         size = len(self.done)
@@ -435,6 +438,9 @@ class NodeCache:
                 self.entries.popitem(last=False)
         else:
             self.entries.move_to_end(key)
+            last = entry.last
+            if last is not None and last[0] is pos and (not dynamic or last[1] == self.state.generation):
+                return last[2]
         missing = ~entry.done[pos]
         if dynamic:
             missing |= entry.versions[pos] != self.state.node_versions[pos]
@@ -453,7 +459,9 @@ class NodeCache:
             entry.store(at, v)
             entry.done[at] = True
             entry.versions[at] = self.state.node_versions[at]
-        return Col(entry.values[pos], entry.id)
+        col = Col(entry.values[pos], entry.id)
+        entry.last = (pos, self.state.generation, col)
+        return col
 
 
 LIFT_MIN = 16
