@@ -337,6 +337,13 @@ def _node_named(state, name):
     return state.nodes.get(name)
 
 
+@builtin("nodes_with_image", [STRING], list_of(record("Node")),
+         "The Nodes, in name order, holding an image known by this name (one of status.images[].names): "
+         "the scheduler snapshot's image states.", needs_state=True)
+def _nodes_with_image(state, name):
+    return state.nodes_with_image(name)
+
+
 @builtin("count_matching", [STRING, record("LabelSelector")], map_of(STRING, INT),
          "Node name → how many pods bound there in a namespace a label selector selects, terminating pods "
          "(deletionTimestamp set) left out, as PodTopologySpread counts them (countPodsMatchSelector); a "

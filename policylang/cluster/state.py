@@ -66,7 +66,8 @@ class ClusterState:
         # count_matching's answers (selector, counts by node), updated as pods arrive or leave.
         self._counts: OrderedDict = OrderedDict()
         # count_by_domain's: per (key, keys) the domain of each node having them (nodes do not
-        # change); per selector too, the answer and the count_matching map it was made from.
+        # change); per selector and (key, keys), the answer and the count_matching map it was
+        # made from (updated with it).
         self._domains: dict = {}
         self._domain_counts: dict = {}
 
@@ -139,6 +140,18 @@ class ClusterState:
         if found is None:
             found = self._having[id(pods_by_node)] = [self.nodes[name] for name, pods in pods_by_node.items() if pods]
         return found
+
+    def nodes_with_image(self, name: str) -> list[model.Node]:
+        """The nodes, in name order, holding an image known by this name."""
+        return self._image_holders.get(name, [])
+
+    @functools.cached_property
+    def _image_holders(self) -> dict[str, list[model.Node]]:
+        holders: dict[str, list[model.Node]] = {}
+        for node in self.nodes.values():
+            for name in dict.fromkeys(name for image in node.status.images for name in image.names):
+                holders.setdefault(name, []).append(node)
+        return holders
 
     @property
     def bound_pods(self) -> list[model.Pod]:
@@ -331,15 +344,15 @@ class ClusterState:
                 counts[pod.spec.node_name] = counts.get(pod.spec.node_name, 0) + 1
         self._counts[key] = (selector, counts)
         if len(self._counts) > self.MAX_COUNTED_SELECTORS:
-            self._counts.popitem(last=False)
+            forgotten, _ = self._counts.popitem(last=False)
+            self._domain_counts.pop(forgotten, None)
         return counts
 
     def count_by_domain(self, namespace: str, selector: "model.LabelSelector | None", key: str,
                         keys: "Iterable[str]") -> dict[str, int]:
         """Domain (value of node label ``key``, "" for a node without it) → how many pods
         count_matching counts on the nodes having every label of ``keys``; each such node's
-        domain is present, 0 when it holds none. Derived from count_matching's map, so it
-        follows binds too."""
+        domain is present, 0 when it holds none. A changed answer is a new map."""
         keys = tuple(sorted(set(keys)))
         domain_of = self._domains.get((key, keys))
         if domain_of is None:
@@ -347,18 +360,18 @@ class ClusterState:
                 name: n.metadata.labels.get(key, "") for name, n in self.nodes.items()
                 if all(k in n.metadata.labels for k in keys)}
         counts = self.count_matching(namespace, selector)
-        memo_key = (key, keys, None if selector is None else _selector_key(namespace, selector))
-        hit = self._domain_counts.get(memo_key)
-        if hit is not None and hit[0] is counts:
+        if selector is None:
+            return dict.fromkeys(domain_of.values(), 0)
+        derived = self._domain_counts.setdefault(_selector_key(namespace, selector), {})
+        hit = derived.get((key, keys))
+        if hit is not None and hit[0] is counts:     # kept up to date by _recount
             return hit[1]
         by_domain = dict.fromkeys(domain_of.values(), 0)
         for name, count in counts.items():
             domain = domain_of.get(name)
             if domain is not None:
                 by_domain[domain] += count
-        self._domain_counts[memo_key] = (counts, by_domain)
-        if len(self._domain_counts) > self.MAX_COUNTED_SELECTORS:
-            self._domain_counts.pop(next(iter(self._domain_counts)))
+        derived[(key, keys)] = (counts, by_domain)
         return by_domain
 
     def _recount(self, pod: model.Pod, node: str, change: int) -> None:
@@ -370,6 +383,7 @@ class ClusterState:
         changed = [(key, selector, counts) for key, (selector, counts) in self._counts.items()
                    if key[0] in namespaces and selector_matches(selector, pod.metadata.labels)]
         for key, selector, counts in changed:
+            before = counts
             counts = dict(counts)
             left = counts.get(node, 0) + change
             if left:
@@ -377,6 +391,14 @@ class ClusterState:
             else:
                 counts.pop(node, None)
             self._counts[key] = (selector, counts)
+            derived = self._domain_counts.get(key, {})
+            for domain_key, (made_from, by_domain) in derived.items():
+                if made_from is not before:
+                    continue
+                domain = self._domains[domain_key].get(node)
+                if domain is not None:
+                    by_domain = {**by_domain, domain: by_domain[domain] + change}
+                derived[domain_key] = (counts, by_domain)
 
     def remove(self, pod: model.Pod) -> None:
         node = pod.spec.node_name

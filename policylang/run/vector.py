@@ -512,6 +512,11 @@ def _lifted(ir: P.Comp):
         seq = source(venv, 1)
         if not isinstance(seq, (list, tuple)):
             return ref(venv)
+        if element is None and where is None and kind != "group":    # max(xs), sum(xs): no batch needed
+            try:
+                return _AGGREGATE[kind](seq)
+            except POLICY_ERRORS:
+                return ref(venv)
         if len(seq) < LIFT_MIN:
             return one_by_one(venv, seq)
         m = len(seq)
