@@ -521,13 +521,11 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
             if sampling is not None:
                 sampling.next_start = (sampling.next_start + len(feasible) + len(statuses)) % len(nodes)
             explicit = dict(statuses)
-            if pre.allowed is not None or not every_node_visited:   # else every node fits or has a status
-                fits = {n.metadata.name for n in feasible}
-                unvisited = {n.metadata.name for n in considered} - fits - set(statuses)
-                accounted = fits | unvisited
+            if pre.allowed is not None:     # the nodes PreFilter left out (unvisited ones have no status)
                 for node in nodes:
-                    if node.metadata.name not in statuses and node.metadata.name not in accounted:
-                        statuses[node.metadata.name] = absent
+                    name = node.metadata.name
+                    if name not in pre.allowed and name not in statuses:
+                        statuses[name] = absent
         if not feasible:
             fit_error = fit_error_text(len(nodes), explicit, absent, prefilter_msg)
             outcome = run_postfilter(exe, state, pod, pre, statuses, enabled=preemption, rng=rng)

@@ -313,8 +313,11 @@ _FROZEN: dict = {}        # id → (value, frozen or None, cost): a value once m
 def _frozen(v) -> tuple:
     """freeze(v) and what it costs of the budget, remembered per object: the same lists and
     records (the pod's tolerations, a constraint) are keys of many expressions of a cycle."""
-    if v is None or isinstance(v, (str, bool, int, float)):
-        return freeze(v, [FREEZE_BUDGET]), 1
+    kind = type(v)
+    if v is None or kind is str:
+        return v, 1
+    if kind is int or kind is bool or kind is float:
+        return (kind, v), 1
     hit = _FROZEN.get(id(v))
     if hit is None or hit[0] is not v:
         budget = [FREEZE_BUDGET]
