@@ -226,8 +226,8 @@ def vcompile(ir) -> VFn:
     free = tuple(sorted(P.free_vars(ir)))
     special = _VECTOR.get(type(ir))
     vec = special(ir) if special is not None else None
-    # A variable is its value, and an inlined def's body is kept by its parameters' values.
-    local = node_local(ir) if not isinstance(ir, (P.Var, P.Bind)) else None
+    # A variable is its value: its own entry would only copy it.
+    local = node_local(ir) if not isinstance(ir, P.Var) else None
     reads = _reads(ir)
     token = object()     # this expression, in cache keys
     lift = _lifted(ir) if isinstance(ir, P.Comp) else None
@@ -236,8 +236,10 @@ def vcompile(ir) -> VFn:
     structural = vec is not None and _has_long_comprehension(ir)
 
     def run(venv: dict, n: int):
-        varying = [name for name in free if isinstance(venv.get(name), VARYING)]
-        if not varying:
+        for name in free:
+            if isinstance(venv.get(name), VARYING):
+                break
+        else:   # the same on every node
             if lift is not None:
                 return lift(venv, ref)
             return vec(venv, n) if structural else ref(venv)
@@ -246,7 +248,7 @@ def vcompile(ir) -> VFn:
             if key is not None:
                 # Over a value that depends on the pods on a node, a value does too.
                 dynamic = local == "dynamic" or any(isinstance(k, int) and k < 0 for k in key)
-                return venv["$cache"].lookup(key, dynamic, venv, n, vec or by_node)
+                return venv["$cache"].lookup(key, dynamic, venv, n, vec or by_node, by_node)
         return vec(venv, n) if vec is not None else by_node(venv, n)
 
     def by_node(venv: dict, n: int):
@@ -428,7 +430,10 @@ class NodeCache:
             cache = state.cache["vector"] = cls(state)
         return cache
 
-    def lookup(self, key, dynamic: bool, venv: dict, n: int, vec: VFn):
+    def lookup(self, key, dynamic: bool, venv: dict, n: int, vec: VFn, by_node: VFn):
+        """The expression's column over the batch: kept values, and those of the nodes not
+        computed yet or whose pods changed computed now (a few such nodes one by one: a batch
+        operation's fixed cost is more than the reference's work on a node or two)."""
         if key[0] in self.uncacheable:
             return vec(venv, n)
         pos = venv["$pos"]
@@ -449,7 +454,8 @@ class NodeCache:
             missing |= entry.versions[pos] != self.state.node_versions[pos]
         if missing.any():
             sub = np.flatnonzero(missing)
-            v = vec(restrict(venv, sub) if len(sub) < n else venv, len(sub))
+            compute = by_node if len(sub) <= FEW_NODES and entry.values is not None else vec
+            v = compute(restrict(venv, sub) if len(sub) < n else venv, len(sub))
             if isinstance(v, (Rec, Seq, list, tuple, dict)):
                 if entry.values is None:    # kept in their own (cheaper) forms
                     self.uncacheable.add(key[0])
@@ -468,6 +474,7 @@ class NodeCache:
 
 
 LIFT_MIN = 16
+FEW_NODES = 8       # missing values of at most this many nodes are computed node by node
 POLICY_ERRORS = (EvalError, TypeError, ValueError, ArithmeticError)
 
 
