@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..decision import Status, reasons_of
-from .vector import POLICY_ERRORS, Col, NodeCache, Rec, Seq, node_positions, restrict, truth, values_of
+from .vector import (POLICY_ERRORS, Col, NodeCache, Rec, Seq, member_codes, node_positions, plain_members,
+                     restrict, truth, values_of)
 
 MAX_NODE_SCORE = 100
 
@@ -90,13 +91,9 @@ def reason_groups(v, n: int) -> tuple[list[int], list[tuple]]:
     which members each node has, without making each node's list."""
     if not isinstance(v, (Col, Rec, Seq)):
         return [0] * n, [reasons_of(v)]
-    if isinstance(v, Seq) and len(v.items) < 63 and not any(isinstance(x, (Col, Rec, Seq)) for x in v.items):
-        code = np.zeros(n, dtype=np.int64)
-        for bit, mask in enumerate(v.masks):
-            code |= np.broadcast_to(np.asarray(mask, dtype=np.int64), (n,)) << bit
-        codes, groups = np.unique(code, return_inverse=True)
-        return groups.tolist(), [reasons_of([x for bit, x in enumerate(v.items) if c >> bit & 1])
-                                 for c in codes.tolist()]
+    if isinstance(v, Seq) and plain_members(v):
+        groups, lists = member_codes(v, n)
+        return groups, [reasons_of(x) for x in lists]
     index: dict = {}
     groups = [index.setdefault(reasons_of(r), len(index)) for r in values_of(v, n)]
     return groups, list(index)

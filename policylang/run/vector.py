@@ -102,10 +102,27 @@ def values_of(v, n: int) -> list:
         fields = {k: values_of(x, n) for k, x in v.fields.items()}
         return [{k: xs[i] for k, xs in fields.items()} for i in range(n)]
     if isinstance(v, Seq):
+        if plain_members(v):
+            codes, lists = member_codes(v, n)
+            return [lists[c] for c in codes]
         items = [values_of(x, n) for x in v.items]
         masks = [m.tolist() if isinstance(m, np.ndarray) else [m] * n for m in v.masks]
         return [[xs[i] for xs, ms in zip(items, masks) if ms[i]] for i in range(n)]
     return [v] * n
+
+
+def plain_members(seq: "Seq") -> bool:
+    return len(seq.items) < 63 and not any(isinstance(x, VARYING) for x in seq.items)
+
+
+def member_codes(seq: "Seq", n: int) -> "tuple[list[int], list[list]]":
+    """A Seq of plain members as (each node's group, each group's list): nodes whose masks
+    pick the same members share a group (and a list, which no one changes)."""
+    code = np.zeros(n, dtype=np.int64)
+    for bit, mask in enumerate(seq.masks):
+        code |= np.broadcast_to(np.asarray(mask, dtype=np.int64), (n,)) << bit
+    picks, groups = np.unique(code, return_inverse=True)
+    return groups.tolist(), [[x for bit, x in enumerate(seq.items) if c >> bit & 1] for c in picks.tolist()]
 
 
 def take(v, sel: np.ndarray):
@@ -457,7 +474,9 @@ class NodeCache:
             compute = by_node if len(sub) <= FEW_NODES and entry.values is not None else vec
             v = compute(restrict(venv, sub) if len(sub) < n else venv, len(sub))
             if isinstance(v, (Rec, Seq, list, tuple, dict)):
-                if entry.values is None:    # kept in their own (cheaper) forms
+                # Kept in their own (cheaper) forms, but for lists of plain members, which are
+                # cheap to keep per node.
+                if entry.values is None and not (isinstance(v, Seq) and plain_members(v)):
                     self.uncacheable.add(key[0])
                     del self.entries[key]
                     return vec(venv, n) if len(sub) < n else v
