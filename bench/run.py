@@ -136,7 +136,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="500,5000", help="node counts (15000 is the large one)")
     ap.add_argument("--pods-per-node", type=int, default=10)
     ap.add_argument("--pending", type=int, default=20, help="pods evaluated one by one per size")
-    ap.add_argument("--simulate", type=int, default=50, help="pods scheduled in each simulate run")
+    ap.add_argument("--simulate", type=int, default=1000, help="pods scheduled in each simulate run")
     ap.add_argument("--reference-up-to", type=int, default=5000,
                     help="also time the reference interpreter's eval up to this many nodes")
     a = ap.parse_args()
