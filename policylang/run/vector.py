@@ -771,12 +771,17 @@ def _op(ir: P.Op):
             return Col(out)
         return logic
     if op == "??":
+        constant = isinstance(ir.right, P.Const)    # `m[k] ?? 0`: the filler needs no sub-batch
+
         def coalesce(venv, n):
             a = left(venv, n)
             if not isinstance(a, VARYING):
                 return right(venv, n) if a is None else a
             if not isinstance(a, Col) or a.a.dtype != object:
                 return a
+            if constant:
+                filler = ir.right.value
+                return col_of([filler if x is None else x for x in a.a.tolist()])
             missing = np.fromiter(map(is_, a.a.tolist(), repeat(None)), dtype=bool, count=n)
             sel = np.flatnonzero(missing)
             if not len(sel):
