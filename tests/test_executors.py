@@ -117,3 +117,27 @@ def test_simulations_place_alike_on_both_executors(case, percentage):
                               percentage=percentage)
         outcomes.append([(p.pod.metadata.name, p.node, p.decision, p.victims) for p in placements])
     assert outcomes[0] == outcomes[1]
+
+
+def test_cache_keys_name_the_fields_an_expression_reads():
+    """The node cache keys a value by what its expression reads (plan.free_paths): a field chain
+    of a variable when only that is read, the variable whole where it is read whole, never a
+    variable the expression binds itself."""
+    from policylang import plan as P
+
+    def field(var, *names):
+        ir = P.Var(var)
+        for name in names:
+            ir = P.GetField(ir, name)
+        return ir
+
+    node_name = P.Op("!=", field("pod", "spec", "nodeName"), field("node", "metadata", "name"))
+    assert P.free_paths(node_name) == {("pod", "spec", "nodeName"), ("node", "metadata", "name")}
+    # `any(t in pod.spec.tolerations where t.key == k)`: t is bound, the list is read whole.
+    tolerated = P.Comp("any", "t", field("pod", "spec", "tolerations"),
+                       where=P.Op("==", field("t", "key"), P.Var("k")))
+    assert P.free_paths(tolerated) == {("pod", "spec", "tolerations"), ("k",)}
+    # An inlined def: its parameter is bound; what its argument reads is what the call reads.
+    call = P.Bind(("x#1",), (field("c", "topologyKey"),),
+                  P.GetIndex(field("node", "metadata", "labels"), P.Var("x#1")))
+    assert P.free_paths(call) == {("c", "topologyKey"), ("node", "metadata", "labels")}
