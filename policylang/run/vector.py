@@ -394,19 +394,19 @@ def _cache_key(token, reads: tuple, venv: dict):
 
 
 class _Entry:
-    __slots__ = ("id", "values", "done", "versions", "last")
+    __slots__ = ("id", "values", "versions", "last")
 
     def __init__(self, ident: int, size: int):
         self.id = ident      # what keys of expressions over this one's value name it by
         self.values = None
-        self.done = np.zeros(size, dtype=bool)
-        self.versions = np.zeros(size, dtype=np.int64)
+        # Per node, the node's version its value was computed at; -1: not computed yet.
+        self.versions = np.full(size, -1, dtype=np.int32)
         # The last answer: (positions, state generation, column). The same positions (the same
         # list of nodes: cluster.nodes, a chunk) get it again while no pod moved.
         self.last = None
 
     def store(self, idx: np.ndarray, v) -> None:
-        size = len(self.done)
+        size = len(self.versions)
         if isinstance(v, Col):
             dtype, data = v.a.dtype, v.a
         else:
@@ -431,7 +431,9 @@ class NodeCache:
     what depends on a node's objects only is computed once; what depends on the pods on a node
     is recomputed for the nodes whose version changed (a pod bound or removed there)."""
 
-    MAX_VALUES = 20_000_000   # cached values in all, across entries
+    # Cached values in all, across entries, at 12 bytes each (a value or reference, a version):
+    # up to ~550 MiB, room for the ~2,000 entries of the default profile on 15,000 nodes.
+    MAX_VALUES = 48_000_000
 
     def __init__(self, state):
         self.state = state
@@ -466,9 +468,10 @@ class NodeCache:
             last = entry.last
             if last is not None and last[0] is pos and (not dynamic or last[1] == self.state.generation):
                 return last[2]
-        missing = ~entry.done[pos]
         if dynamic:
-            missing |= entry.versions[pos] != self.state.node_versions[pos]
+            missing = entry.versions[pos] != self.state.node_versions[pos]
+        else:
+            missing = entry.versions[pos] < 0
         if missing.any():
             sub = np.flatnonzero(missing)
             compute = by_node if len(sub) <= FEW_NODES and entry.values is not None else vec
@@ -485,7 +488,6 @@ class NodeCache:
                 v = Col(np.fromiter(values_of(v, len(sub)), dtype=object, count=len(sub)))
             at = pos[sub]
             entry.store(at, v)
-            entry.done[at] = True
             entry.versions[at] = self.state.node_versions[at]
         col = Col(entry.values[pos], entry.id)
         entry.last = (pos, self.state.generation, col)
