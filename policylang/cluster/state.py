@@ -359,9 +359,9 @@ class ClusterState:
             domain_of = self._domains[(key, keys)] = {
                 name: n.metadata.labels.get(key, "") for name, n in self.nodes.items()
                 if all(k in n.metadata.labels for k in keys)}
-        counts = self.count_matching(namespace, selector)
         if selector is None:
             return dict.fromkeys(domain_of.values(), 0)
+        counts = self.count_matching(namespace, selector)
         derived = self._domain_counts.setdefault(_selector_key(namespace, selector), {})
         hit = derived.get((key, keys))
         if hit is not None and hit[0] is counts:     # kept up to date by _recount

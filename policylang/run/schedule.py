@@ -356,7 +356,8 @@ def run_scores(exe: Executable, pre: PreFilterOutcome, feasible: list[Node]) -> 
                 raw = _call(s.value, env, plugin.name, "Score")
                 raws.append(int(raw or 0))
             normalized = _normalize(s, raws, feasible, env, plugin.name)
-        out_of_range = np.flatnonzero((np.asarray(normalized) < 0) | (np.asarray(normalized) > MAX_NODE_SCORE))
+        column = np.asarray(normalized)
+        out_of_range = np.flatnonzero((column < 0) | (column > MAX_NODE_SCORE))
         if len(out_of_range):
             norm = normalized[out_of_range[0]]
             raise PlanRuntimeError(f'plugin "{plugin.name}" returns an invalid score {norm}, it should in the '
@@ -504,19 +505,17 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
             considered = nodes if pre.allowed is None else [n for n in nodes if n.metadata.name in pre.allowed]
             if pre.allowed is not None:
                 absent = Status(UNRESOLVABLE, (f"node(s) didn't satisfy plugin(s) [{' '.join(pre.restricted_by)}]",))
-            every_node_visited = True
             for part, found in _filter_in_order(exe, state, pod, pre, _visit_order(state, considered, sampling),
                                                 sampling):
                 fits = [node for node, status in zip(part, found) if status is None]
-                if sampling is not None and len(feasible) + len(fits) >= sampling.wanted:
-                    # The search stops at the feasible node it wanted last.
+                enough = sampling is not None and len(feasible) + len(fits) >= sampling.wanted
+                if enough:      # the search stops at the feasible node it wanted last
                     fits = fits[:sampling.wanted - len(feasible)]
                     last = part.index(fits[-1]) if fits else -1
                     part, found = part[:last + 1], found[:last + 1]
-                    every_node_visited = False
                 feasible += fits
                 statuses.update((node.metadata.name, status) for node, status in zip(part, found) if status is not None)
-                if not every_node_visited:
+                if enough:
                     break
             if sampling is not None:
                 sampling.next_start = (sampling.next_start + len(feasible) + len(statuses)) % len(nodes)
