@@ -13,14 +13,29 @@ import copy
 from functools import lru_cache
 from unittest import mock
 
+import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
 
 import strategies as S
 from policylang import Executable, check, compile_all, load_plans, load_program, schedule
+from policylang.run import vector
 from policylang.run.schedule import Sampling
 from policylang.simulate import simulate
 from test_properties import more_examples, scheduling_cases
+
+
+@pytest.fixture(autouse=True, scope="module", params=["as shipped", "smallest batches"])
+def batch_thresholds(request):
+    """Each test with the vector executor's size thresholds as shipped, then at their smallest:
+    generated clusters are small, and this way they take the paths large clusters take too
+    (per-node lists exploded into one batch of members, a few stale nodes recomputed as a
+    batch, the node cache widening a sample's values to every node)."""
+    if request.param == "as shipped":
+        yield
+        return
+    with mock.patch.multiple(vector, EXPLODE_MIN=1, FEW_NODES=0):
+        yield
 
 
 @lru_cache(maxsize=None)

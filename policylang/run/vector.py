@@ -23,7 +23,7 @@ is "lifted": its members become a batch of their own.
 from __future__ import annotations
 
 from collections import OrderedDict
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from operator import attrgetter, is_
 from typing import Any, Callable
 
@@ -265,7 +265,10 @@ def vcompile(ir) -> VFn:
             if key is not None:
                 # Over a value that depends on the pods on a node, a value does too.
                 dynamic = local == "dynamic" or any(isinstance(k, int) and k < 0 for k in key)
-                return venv["$cache"].lookup(key, dynamic, venv, n, vec or by_node, by_node)
+                # Read through the batch's nodes alone, its value can be computed on other nodes.
+                varying = [name for name in free if isinstance(venv.get(name), VARYING)]
+                widen = varying[0] if len(varying) == 1 and getattr(venv[varying[0]], "key", None) == ("node",) else None
+                return venv["$cache"].lookup(key, dynamic, venv, n, vec or by_node, by_node, widen)
         return vec(venv, n) if vec is not None else by_node(venv, n)
 
     def by_node(venv: dict, n: int):
@@ -440,6 +443,7 @@ class NodeCache:
         self.entries: OrderedDict = OrderedDict()
         self.uncacheable: set = set()
         self.created = 0
+        self.nodes = None      # the state's nodes by position, made when first needed
         self.max_entries = max(64, self.MAX_VALUES // max(1, len(state.node_index)))
 
     @classmethod
@@ -449,10 +453,15 @@ class NodeCache:
             cache = state.cache["vector"] = cls(state)
         return cache
 
-    def lookup(self, key, dynamic: bool, venv: dict, n: int, vec: VFn, by_node: VFn):
+    def lookup(self, key, dynamic: bool, venv: dict, n: int, vec: VFn, by_node: VFn, widen: "str | None" = None):
         """The expression's column over the batch: kept values, and those of the nodes not
         computed yet or whose pods changed computed now (a few such nodes one by one: a batch
-        operation's fixed cost is more than the reference's work on a node or two)."""
+        operation's fixed cost is more than the reference's work on a node or two). When a key
+        seen before misses many nodes of a batch of some of the nodes (a sample, a chunk) and
+        nothing the value reads varies but the nodes (the variable ``widen``), it is computed
+        on every node missing it: a batch costs little more than part of one, and the next
+        sample finds it kept. (A key seen once may never come again: one of counts that change
+        with every bind, say.)"""
         if key[0] in self.uncacheable:
             return vec(venv, n)
         pos = venv["$pos"]
@@ -463,38 +472,65 @@ class NodeCache:
             entry = self.entries[key] = _Entry(ident, len(self.state.node_index))
             if len(self.entries) > self.max_entries:
                 self.entries.popitem(last=False)
+            widen = None
         else:
             self.entries.move_to_end(key)
             last = entry.last
             if last is not None and last[0] is pos and (not dynamic or last[1] == self.state.generation):
                 return last[2]
-        if dynamic:
-            missing = entry.versions[pos] != self.state.node_versions[pos]
-        else:
-            missing = entry.versions[pos] < 0
-        if missing.any():
-            sub = np.flatnonzero(missing)
+        sub = np.flatnonzero(self._missing(entry, dynamic, pos))
+        if widen and len(sub) > FEW_NODES and n < len(entry.versions):
+            everywhere = np.flatnonzero(self._missing(entry, dynamic, slice(None)))
+            try:
+                v = vec(self._at(venv, widen, everywhere), len(everywhere))
+            except POLICY_ERRORS:
+                pass      # perhaps on a node beyond the batch: the batch alone says
+            else:
+                if not self._keep(key, entry, everywhere, v):
+                    return vec(venv, n)
+                sub = sub[:0]
+        if len(sub):
             compute = by_node if len(sub) <= FEW_NODES and entry.values is not None else vec
             v = compute(restrict(venv, sub) if len(sub) < n else venv, len(sub))
-            if isinstance(v, (Rec, Seq, list, tuple, dict)):
-                # Kept in their own (cheaper) forms, but for lists of plain members, which are
-                # cheap to keep per node.
-                if entry.values is None and not (isinstance(v, Seq) and plain_members(v)):
-                    self.uncacheable.add(key[0])
-                    del self.entries[key]
-                    return vec(venv, n) if len(sub) < n else v
-                # A per-node value after all (an empty list where a node has no pods with
-                # affinity, say): stored per node like the rest.
-                v = Col(np.fromiter(values_of(v, len(sub)), dtype=object, count=len(sub)))
-            at = pos[sub]
-            entry.store(at, v)
-            entry.versions[at] = self.state.node_versions[at]
+            if not self._keep(key, entry, pos[sub], v):
+                return vec(venv, n) if len(sub) < n else v
         col = Col(entry.values[pos], entry.id)
         entry.last = (pos, self.state.generation, col)
         return col
 
+    def _missing(self, entry: _Entry, dynamic: bool, pos) -> np.ndarray:
+        if dynamic:
+            return entry.versions[pos] != self.state.node_versions[pos]
+        return entry.versions[pos] < 0
+
+    def _at(self, venv: dict, var: str, pos: np.ndarray) -> dict:
+        """venv's plain values, and ``var`` the nodes at ``pos`` of the state."""
+        if self.nodes is None:
+            self.nodes = np.fromiter(self.state.node_list, dtype=object, count=len(self.state.node_list))
+        out = {k: v for k, v in venv.items() if not isinstance(v, (VARYING, np.ndarray))}
+        out[var], out["$pos"] = Col(self.nodes[pos], ("node",)), pos
+        return out
+
+    def _keep(self, key, entry: _Entry, at: np.ndarray, v) -> bool:
+        """Store the values of the nodes at ``at``; False (and the expression uncacheable)
+        when they are not kept per node."""
+        if isinstance(v, (Rec, Seq, list, tuple, dict)):
+            # Kept in their own (cheaper) forms, but for lists of plain members, which are
+            # cheap to keep per node.
+            if entry.values is None and not (isinstance(v, Seq) and plain_members(v)):
+                self.uncacheable.add(key[0])
+                del self.entries[key]
+                return False
+            # A per-node value after all (an empty list where a node has no pods with
+            # affinity, say): stored per node like the rest.
+            v = Col(np.fromiter(values_of(v, len(at)), dtype=object, count=len(at)))
+        entry.store(at, v)
+        entry.versions[at] = self.state.node_versions[at]
+        return True
+
 
 LIFT_MIN = 16
+EXPLODE_MIN = 16    # lists per node with at least this many members in all are one batch
 FEW_NODES = 8       # missing values of at most this many nodes are computed node by node
 POLICY_ERRORS = (EvalError, TypeError, ValueError, ArithmeticError)
 
@@ -947,10 +983,15 @@ def _comp(ir: P.Comp):
 
     def per_node(venv, n, src):
         """Node by node, but only where the list has members: lists of pods, taints or
-        images are often empty, and an empty list's answer is known."""
+        images are often empty, and an empty list's answer is known. Lists with many members
+        in all are one batch of their members instead."""
         varying = [v for v in inner if isinstance(venv.get(v), VARYING)]
         if not isinstance(src, Col):
             return node_by_node(ref, venv, varying, n)
+        if kind != "group" and set(map(type, src.a)) <= {list, tuple, type(None)}:
+            sizes = np.fromiter((len(x) if x is not None else 0 for x in src.a), dtype=np.int64, count=n)
+            if sizes.sum() >= EXPLODE_MIN:
+                return exploded(venv, n, src.a, sizes)
         full = np.fromiter((bool(x) for x in src.a), dtype=bool, count=n)
         if full.all():
             return node_by_node(ref, venv, varying, n)
@@ -963,6 +1004,31 @@ def _comp(ir: P.Comp):
             rest = np.flatnonzero(~full)
             return merge(parts + [(rest, col_of([[] for _ in range(len(rest))]))], n)
         return merge(parts + [(np.flatnonzero(~full), empty)], n)
+
+    def exploded(venv, n, lists, sizes):
+        """Every node's members as one batch of items, each knowing its node; the answers
+        gathered per node, in member order. The reference stops any / all / first at the
+        member that decides: a policy error on a later one makes the caller ask it."""
+        owner = np.repeat(np.arange(n), sizes)
+        m = len(owner)
+        env = restrict(venv, owner)
+        env[var] = Col(np.fromiter(chain.from_iterable(x for x in lists if x), dtype=object, count=m))
+        if kind in ("any", "all") and element is None and where is not None:
+            member, values = np.ones(m, dtype=bool), Col(_as_mask(truth(where(env, m), m), m))
+        else:
+            member = _as_mask(member_mask(env, m, True), m)
+            values = on(element, env, m, member) if element is not None else env[var]
+        chosen = np.flatnonzero(member)
+        if kind in ("any", "all"):
+            t = _as_mask(truth(values, m), m)[chosen] if len(chosen) else np.zeros(0, dtype=bool)
+            hits = np.bincount(owner[chosen][t if kind == "any" else ~t], minlength=n)
+            return Col(hits > 0 if kind == "any" else hits == 0)
+        per_node_values: list = [[] for _ in range(n)]
+        for o, x in zip(owner[chosen].tolist(), values_of(take(values, chosen), len(chosen))):
+            per_node_values[o].append(x)
+        if kind == "list":
+            return Col(np.fromiter(per_node_values, dtype=object, count=n))
+        return col_of([_AGGREGATE[kind](xs) for xs in per_node_values])
 
     def until_decided(venv, n, members):
         """any / all / first look at the members in order and stop, node by node, at the one
@@ -1000,6 +1066,10 @@ def _comp(ir: P.Comp):
         return Col(decided if want else ~decided)
 
     return run
+
+
+def _as_mask(t, n: int) -> np.ndarray:
+    return t if isinstance(t, np.ndarray) else np.full(n, bool(t))
 
 
 def aggregate(kind: str, chosen: list, n: int):
