@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from generate import generate  # noqa: E402
 
 from policylang import Executable, load_cluster, load_objects, load_plans, schedule  # noqa: E402
+from policylang.run.schedule import collector_paused  # noqa: E402
 from policylang.simulate import simulate  # noqa: E402
 
 
@@ -65,7 +66,8 @@ def timed(fn, *args):
 def eval_times(exe, state, pods) -> list[float]:
     """Seconds per pod of `eval` (the state already loaded; the first pod warms the caches up
     and is measured too)."""
-    return [timed(schedule, exe, state, pod)[1] for pod in pods]
+    with collector_paused():     # as `policylang eval` runs
+        return [timed(schedule, exe, state, pod)[1] for pod in pods]
 
 
 def simulate_rate(exe, state, pods, percentage) -> float:

@@ -145,7 +145,7 @@ def _pods(paths: list[str], state=None, replicas: int | None = None) -> list[Pod
 
 def cmd_eval(args) -> int:
     from .report import Style, eval_json, eval_text
-    from .run.schedule import Sampling, schedule
+    from .run.schedule import Sampling, collector_paused, schedule
 
     if args.config and args.profile:
         raise InputError("give --profile or --config, not both")
@@ -155,11 +155,13 @@ def cmd_eval(args) -> int:
     profile_for = _profile_chooser(plans, every_pod=not args.config, executor=args.executor)
     rng = random.Random(args.seed) if args.tie_break == "random" else None
     decisions = []
-    for pod in pods:
-        exe = _required_profile(profile_for, pod, plans)
-        sampling = (Sampling(args.percentage_of_nodes_to_score)
-                    if args.percentage_of_nodes_to_score is not None else None)
-        decisions.append(schedule(exe, state, pod, rng=rng, preemption=not args.no_preemption, sampling=sampling))
+    with collector_paused():
+        for pod in pods:
+            exe = _required_profile(profile_for, pod, plans)
+            sampling = (Sampling(args.percentage_of_nodes_to_score)
+                        if args.percentage_of_nodes_to_score is not None else None)
+            decisions.append(schedule(exe, state, pod, rng=rng, preemption=not args.no_preemption,
+                                      sampling=sampling))
     if args.output == "json":
         print(eval_json(decisions))
     else:

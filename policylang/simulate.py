@@ -18,7 +18,7 @@ from .cluster.model import Pod
 from .cluster.state import ClusterState
 from .decision import Decision, Victim
 from .plan import LetStep
-from .run.schedule import Executable, Sampling, base_env, run_filters, run_prefilter, schedule
+from .run.schedule import Executable, Sampling, base_env, collector_paused, run_filters, run_prefilter, schedule
 
 
 @attrs.frozen
@@ -56,31 +56,32 @@ def simulate(profile_for: "Callable[[Pod], Executable | None] | dict[str, Execut
     """
     queue = queue_order(state.with_priority(p) for p in pods)
     placements = into if into is not None else []
-    sampling = Sampling()
-    for i, pod in enumerate(queue):
-        exe = profile_for.get(pod.spec.scheduler_name) if isinstance(profile_for, dict) else profile_for(pod)
-        if exe is None:
-            placements.append(Placement(pod, None))
-            continue
-        sampling.percentage = percentage if percentage is not None else exe.plan.percentage_of_nodes_to_score
-        decision = schedule(exe, state, pod, rng=rng, preemption=preemption, sampling=sampling)
-        victims: tuple[Victim, ...] = ()
-        nominated = decision.nominated_node
-        if decision.selected is None and nominated is not None:
-            victims = decision.victims
-            evicted = {(v.namespace, v.name) for v in victims}
-            state.evict([p for p in state.pods_by_node[nominated]
-                         if (p.metadata.namespace, p.metadata.name) in evicted])
-            # The next cycle sees the pod nominated to the node, and tries that node first.
-            retry = attrs.evolve(pod, status=attrs.evolve(pod.status, nominated_node_name=nominated))
-            decision = schedule(exe, state, retry, rng=rng, preemption=preemption, sampling=sampling)
-        node = decision.selected
-        if node is not None:
-            reserve_volumes(exe, state, pod, node)
-            state.bind(pod, node)
-        placements.append(Placement(pod, decision, node, nominated, victims))
-        if progress is not None:
-            progress(i + 1, len(queue))
+    with collector_paused():
+        sampling = Sampling()
+        for i, pod in enumerate(queue):
+            exe = profile_for.get(pod.spec.scheduler_name) if isinstance(profile_for, dict) else profile_for(pod)
+            if exe is None:
+                placements.append(Placement(pod, None))
+                continue
+            sampling.percentage = percentage if percentage is not None else exe.plan.percentage_of_nodes_to_score
+            decision = schedule(exe, state, pod, rng=rng, preemption=preemption, sampling=sampling)
+            victims: tuple[Victim, ...] = ()
+            nominated = decision.nominated_node
+            if decision.selected is None and nominated is not None:
+                victims = decision.victims
+                evicted = {(v.namespace, v.name) for v in victims}
+                state.evict([p for p in state.pods_by_node[nominated]
+                             if (p.metadata.namespace, p.metadata.name) in evicted])
+                # The next cycle sees the pod nominated to the node, and tries that node first.
+                retry = attrs.evolve(pod, status=attrs.evolve(pod.status, nominated_node_name=nominated))
+                decision = schedule(exe, state, retry, rng=rng, preemption=preemption, sampling=sampling)
+            node = decision.selected
+            if node is not None:
+                reserve_volumes(exe, state, pod, node)
+                state.bind(pod, node)
+            placements.append(Placement(pod, decision, node, nominated, victims))
+            if progress is not None:
+                progress(i + 1, len(queue))
     return placements
 
 
