@@ -7,7 +7,7 @@ place thousands of pods without re-scanning the cluster.
 from __future__ import annotations
 
 import functools
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from typing import Iterable
 
 import attrs
@@ -316,7 +316,9 @@ class ClusterState:
                  *((r.key, r.values[0]) for r in selector.match_expressions
                    if r.operator == "In" and len(r.values) == 1)]
         pools = sorted((self.label_index.get((namespace, k, v), {}) for k, v in pairs), key=len)
-        if pools:
+        if len(pools) == 1:
+            found = list(pools[0].values())
+        elif pools:
             found = [p for k, p in pools[0].items() if all(k in other for other in pools[1:])]
         else:
             found = list(self.pods_by_namespace.get(namespace, {}).values())
@@ -338,10 +340,8 @@ class ClusterState:
         if hit is not None:
             self._counts.move_to_end(key)
             return hit[1]
-        counts: dict[str, int] = {}
-        for pod in self.pods_matching(namespace, selector):
-            if pod.metadata.deletion_timestamp is None:
-                counts[pod.spec.node_name] = counts.get(pod.spec.node_name, 0) + 1
+        counts = dict(Counter(pod.spec.node_name for pod in self.pods_matching(namespace, selector)
+                              if pod.metadata.deletion_timestamp is None))
         self._counts[key] = (selector, counts)
         if len(self._counts) > self.MAX_COUNTED_SELECTORS:
             forgotten, _ = self._counts.popitem(last=False)

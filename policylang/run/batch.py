@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..decision import Status, reasons_of
-from .vector import (POLICY_ERRORS, Col, NodeCache, Rec, Seq, member_codes, node_positions, plain_members,
+from .vector import (INT_LIMIT, POLICY_ERRORS, Col, NodeCache, Rec, Seq, member_codes, node_positions, plain_members,
                      restrict, truth, values_of)
 
 MAX_NODE_SCORE = 100
@@ -112,6 +112,8 @@ def raw_scores(plugin, env: dict, feasible: Batch) -> np.ndarray:
         raise PolicyErrorInBatch(str(err)) from err
     if isinstance(raw, Col) and raw.a.dtype.kind == "i":
         return raw.a
+    if type(raw) is int and -INT_LIMIT < raw < INT_LIMIT:
+        return np.full(n, raw, dtype=np.int64)
     values = [int(r or 0) for r in values_of(raw, n)]
     try:
         return np.array(values, dtype=np.int64)
@@ -145,6 +147,8 @@ def normalize(s, raws: np.ndarray, env: dict, feasible: Batch) -> np.ndarray:
         out = s.vnormalize(venv, n)
     except POLICY_ERRORS as err:
         raise PolicyErrorInBatch(str(err)) from err
+    if isinstance(out, Col) and out.a.dtype.kind == "i":
+        return out.a
     values = [int(v or 0) for v in values_of(out, n)]
     return np.array(values, dtype=object)
 

@@ -988,9 +988,12 @@ def _comp(ir: P.Comp):
         varying = [v for v in inner if isinstance(venv.get(v), VARYING)]
         if not isinstance(src, Col):
             return node_by_node(ref, venv, varying, n)
-        if kind != "group" and set(map(type, src.a)) <= {list, tuple, type(None)}:
-            sizes = np.fromiter((len(x) if x is not None else 0 for x in src.a), dtype=np.int64, count=n)
-            if sizes.sum() >= EXPLODE_MIN:
+        if kind != "group":
+            try:    # a node's null (or a value with no members) is the reference's to judge
+                sizes = np.fromiter(map(len, src.a), dtype=np.int64, count=n)
+            except TypeError:
+                sizes = None
+            if sizes is not None and sizes.sum() >= EXPLODE_MIN:
                 return exploded(venv, n, src.a, sizes)
         full = np.fromiter((bool(x) for x in src.a), dtype=bool, count=n)
         if full.all():
@@ -1012,7 +1015,7 @@ def _comp(ir: P.Comp):
         owner = np.repeat(np.arange(n), sizes)
         m = len(owner)
         env = restrict(venv, owner)
-        env[var] = Col(np.fromiter(chain.from_iterable(x for x in lists if x), dtype=object, count=m))
+        env[var] = Col(np.fromiter(chain.from_iterable(lists), dtype=object, count=m))
         if kind in ("any", "all") and element is None and where is not None:
             member, values = np.ones(m, dtype=bool), Col(_as_mask(truth(where(env, m), m), m))
         else:
