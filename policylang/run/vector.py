@@ -260,7 +260,8 @@ def vcompile(ir) -> VFn:
             if lift is not None:
                 return lift(venv, ref)
             return vec(venv, n) if structural else ref(venv)
-        if local is not None and "$cache" in venv:
+        cache = venv.get("$cache")
+        if local is not None and cache is not None and token not in cache.uncacheable:
             key = _cache_key(token, reads, venv)
             if key is not None:
                 # Over a value that depends on the pods on a node, a value does too.
@@ -268,7 +269,7 @@ def vcompile(ir) -> VFn:
                 # Read through the batch's nodes alone, its value can be computed on other nodes.
                 varying = [name for name in free if isinstance(venv.get(name), VARYING)]
                 widen = varying[0] if len(varying) == 1 and getattr(venv[varying[0]], "key", None) == ("node",) else None
-                return venv["$cache"].lookup(key, dynamic, venv, n, vec or by_node, by_node, widen)
+                return cache.lookup(key, dynamic, venv, n, vec or by_node, by_node, widen)
         return vec(venv, n) if vec is not None else by_node(venv, n)
 
     def by_node(venv: dict, n: int):
@@ -397,10 +398,11 @@ def _cache_key(token, reads: tuple, venv: dict):
 
 
 class _Entry:
-    __slots__ = ("id", "values", "versions", "last")
+    __slots__ = ("id", "values", "versions", "last", "born")
 
-    def __init__(self, ident: int, size: int):
+    def __init__(self, ident: int, size: int, born: int):
         self.id = ident      # what keys of expressions over this one's value name it by
+        self.born = born     # the state's generation when it was made
         self.values = None
         # Per node, the node's version its value was computed at; -1: not computed yet.
         self.versions = np.full(size, -1, dtype=np.int32)
@@ -441,7 +443,9 @@ class NodeCache:
     def __init__(self, state):
         self.state = state
         self.entries: OrderedDict = OrderedDict()
-        self.uncacheable: set = set()
+        self.uncacheable: set = set()     # expressions' tokens
+        self.keys_made: dict = {}         # token → (generation of its first key, keys made)
+        self.met_again: set = set()       # tokens with a key looked up again after a bind
         self.created = 0
         self.nodes = None      # the state's nodes by position, made when first needed
         self.max_entries = max(64, self.MAX_VALUES // max(1, len(state.node_index)))
@@ -467,14 +471,19 @@ class NodeCache:
         pos = venv["$pos"]
         entry = self.entries.get(key)
         if entry is None:
+            if self._one_off(key[0]):
+                self.uncacheable.add(key[0])
+                return vec(venv, n)
             self.created += 1
             ident = -self.created if dynamic else self.created   # negative: recomputed as pods move
-            entry = self.entries[key] = _Entry(ident, len(self.state.node_index))
+            entry = self.entries[key] = _Entry(ident, len(self.state.node_index), self.state.generation)
             if len(self.entries) > self.max_entries:
                 self.entries.popitem(last=False)
             widen = None
         else:
             self.entries.move_to_end(key)
+            if entry.born != self.state.generation:
+                self.met_again.add(key[0])
             last = entry.last
             if last is not None and last[0] is pos and (not dynamic or last[1] == self.state.generation):
                 return last[2]
@@ -497,6 +506,16 @@ class NodeCache:
         col = Col(entry.values[pos], entry.id)
         entry.last = (pos, self.state.generation, col)
         return col
+
+    def _one_off(self, token) -> bool:
+        """Whether an expression's keys are each used in one cycle only (keys over counts that
+        change with every bind, say): ONE_OFF_KEYS keys made over as many binds, none of them
+        looked up again after a bind. Such values are computed, not kept."""
+        if token in self.met_again:
+            return False
+        first, made = self.keys_made.get(token, (self.state.generation, 0))
+        self.keys_made[token] = (first, made + 1)
+        return made >= ONE_OFF_KEYS and self.state.generation - first >= ONE_OFF_KEYS
 
     def _missing(self, entry: _Entry, dynamic: bool, pos) -> np.ndarray:
         if dynamic:
@@ -530,6 +549,7 @@ class NodeCache:
 
 
 LIFT_MIN = 16
+ONE_OFF_KEYS = 16   # see NodeCache._one_off
 EXPLODE_MIN = 16    # lists per node with at least this many members in all are one batch
 FEW_NODES = 8       # missing values of at most this many nodes are computed node by node
 POLICY_ERRORS = (EvalError, TypeError, ValueError, ArithmeticError)
