@@ -353,6 +353,13 @@ def _count_matching(state, namespace, selector):
     return state.count_matching(namespace, selector)
 
 
+@builtin("count_on_node", [record("Node"), STRING, record("LabelSelector")], INT,
+         "How many pods count_matching(namespace, selector) counts on the node. It changes only with the "
+         "pods on the node, so an executor keeps it per node until they change.", needs_state=True)
+def _count_on_node(state, node, namespace, selector):
+    return state.count_matching(namespace, selector).get(node.metadata.name, 0)
+
+
 @builtin("count_by_domain", [STRING, record("LabelSelector"), STRING, list_of(STRING)], map_of(STRING, INT),
          "Value of node label `key` (\"\" for a node without it) → how many pods count_matching(namespace, "
          "selector) counts on the nodes that have every label of `keys`; every such node's value is present, "

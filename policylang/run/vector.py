@@ -279,7 +279,7 @@ def vcompile(ir) -> VFn:
 
 # ---- the node cache -----------------------------------------------------------------------------
 
-NODE_LOCAL_BUILTINS = frozenset({"requested", "nonzero_requested"})   # read one node's pods
+NODE_LOCAL_BUILTINS = frozenset({"requested", "nonzero_requested", "count_on_node"})   # read one node's pods
 NODE_DERIVED = frozenset(DERIVED["Node"])
 
 
@@ -1227,17 +1227,28 @@ def _quantity_amount(convert):
     return run
 
 
+def _count_on_node(state, args, n):
+    nodes, namespace, selector = args
+    if not isinstance(nodes, Col) or isinstance(namespace, VARYING) or isinstance(selector, VARYING) \
+            or set(map(type, nodes.a.tolist())) != {Node}:
+        return None
+    counts = state.count_matching(namespace, selector)    # asked once, not once per node
+    return Col(np.fromiter((counts.get(x.metadata.name, 0) for x in nodes.a.tolist()), dtype=np.int64, count=n))
+
+
 _VECTOR_BUILTINS = {
     "len": _len, "float": _float, "int": _int, "abs": _abs, "sqrt": _sqrt,
     "min": _min_max(np.minimum), "max": _min_max(np.maximum),
     "milli": _quantity_amount(bi.milli), "value": _quantity_amount(bi.value),
 }
+_VECTOR_STATE_BUILTINS = {"count_on_node": _count_on_node}    # these are given the cluster state too
 
 
 def _call(ir: P.CallBuiltin):
     b = bi.REGISTRY[ir.name]
     args = [vcompile(a) for a in ir.args]
     fast = _VECTOR_BUILTINS.get(ir.name)
+    with_state = _VECTOR_STATE_BUILTINS.get(ir.name)
     impl = b.impl
 
     def run(venv, n):
@@ -1248,6 +1259,9 @@ def _call(ir: P.CallBuiltin):
                 return out
         if b.needs_state:
             state = venv.get("$state")
+            out = with_state(state, values, n) if with_state is not None else None
+            if out is not None:
+                return out
             return elementwise(lambda *xs: impl(state, *xs), values, n)
         return elementwise(impl, values, n)
     return run
