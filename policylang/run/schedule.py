@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import random
+from itertools import repeat
+from operator import is_
 from typing import Any, Iterable
 
 import attrs
@@ -21,7 +23,7 @@ from ..cluster.model import LabelSelector, Node, Pod
 from ..cluster.state import ClusterState
 from ..decision import UNRESOLVABLE, Decision, LazyNodes, NodeResult, PluginScore, Status, reasons_of
 from .interpret import compile_ir
-from . import batch
+from . import batch, vector
 from .vector import vcompile
 
 EXECUTORS = ("vector", "reference")
@@ -524,18 +526,25 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
             considered = nodes if pre.allowed is None else [n for n in nodes if n.metadata.name in pre.allowed]
             if pre.allowed is not None:
                 absent = Status(UNRESOLVABLE, (f"node(s) didn't satisfy plugin(s) [{' '.join(pre.restricted_by)}]",))
+            positions = []      # of the feasible nodes in the state, for the vector executor
             for part, found in _filter_in_order(exe, state, pod, pre, _visit_order(state, considered, sampling),
                                                 sampling):
-                fits = [node for node, status in zip(part, found) if status is None]
-                enough = sampling is not None and len(feasible) + len(fits) >= sampling.wanted
+                passed = np.fromiter(map(is_, found, repeat(None)), dtype=bool, count=len(found))
+                fit = np.flatnonzero(passed)
+                enough = sampling is not None and len(feasible) + len(fit) >= sampling.wanted
                 if enough:      # the search stops at the feasible node it wanted last
-                    fits = fits[:sampling.wanted - len(feasible)]
-                    last = part.index(fits[-1]) if fits else -1
-                    part, found = part[:last + 1], found[:last + 1]
-                feasible += fits
-                statuses.update((node.metadata.name, status) for node, status in zip(part, found) if status is not None)
+                    fit = fit[:sampling.wanted - len(feasible)]
+                    last = int(fit[-1]) if len(fit) else -1
+                    part, found, passed = part[:last + 1], found[:last + 1], passed[:last + 1]
+                feasible += map(part.__getitem__, fit.tolist())
+                if exe.executor == "vector":
+                    positions.append(vector.node_positions(state, part)[fit])
+                for i in np.flatnonzero(~passed).tolist():
+                    statuses[part[i].metadata.name] = found[i]
                 if enough:
                     break
+            if positions:
+                vector.remember_positions(state, feasible, np.concatenate(positions))
             if sampling is not None:
                 sampling.next_start = (sampling.next_start + len(feasible) + len(statuses)) % len(nodes)
             explicit = dict(statuses)
@@ -578,8 +587,11 @@ def _filter_in_order(exe: Executable, state: ClusterState, pod: Pod, pre: PreFil
             yield [node], [run_filters_with_nominated(exe, state, pod, pre, node)]
         return
     chunk = max(sampling.wanted, MIN_FEASIBLE_NODES_TO_FIND) if sampling is not None else len(order)
+    whole = vector.node_positions(state, order)
     for start in range(0, len(order), max(chunk, 1)):
-        part = order[start:start + chunk]
+        part = order if chunk >= len(order) else order[start:start + chunk]
+        if part is not order and whole is not None:
+            vector.remember_positions(state, part, whole[start:start + chunk])
         if not state.nominated:
             yield part, batch.filter_batch(exe, pre, part)
             continue
@@ -609,7 +621,11 @@ def _visit_order(state: ClusterState, nodes: list[Node], sampling: "Sampling | N
         ordered = [n for n in state.node_tree_order() if n.metadata.name in allowed]
     sampling.wanted = num_feasible_nodes_to_find(sampling.percentage, len(ordered))
     start = sampling.next_start % len(ordered) if ordered else 0
-    return ordered[start:] + ordered[:start]
+    rotated = ordered[start:] + ordered[:start]
+    if len(nodes) == len(state.nodes):     # a new list of every node each cycle: say where they are
+        pos = vector.node_positions(state, ordered)
+        vector.remember_positions(state, rotated, np.concatenate((pos[start:], pos[:start])))
+    return rotated
 
 
 def _select(table: ScoreTable, rng: "random.Random | None") -> str:

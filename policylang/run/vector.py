@@ -580,10 +580,16 @@ def node_positions(state, seq) -> "np.ndarray | None":
         pos = np.fromiter(map(by_identity.__getitem__, map(id, seq)), dtype=np.int64, count=len(seq))
     except KeyError:
         pos = None
-    recent[id(seq)] = (seq, pos)
-    if len(recent) > 16:
-        recent.popitem(last=False)
+    remember_positions(state, seq, pos)
     return pos
+
+
+def remember_positions(state, seq: list, pos: "np.ndarray | None") -> None:
+    """Tell node_positions where a list's nodes are, when its maker knows (the feasible nodes)."""
+    recent = state.cache.setdefault("lists' node positions", OrderedDict())
+    recent[id(seq)] = (seq, pos)
+    if len(recent) > 64:
+        recent.popitem(last=False)
 
 
 def _lifted(ir: P.Comp):
