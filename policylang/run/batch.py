@@ -95,8 +95,9 @@ def reason_groups(v, n: int) -> tuple[list[int], list[tuple]]:
         groups, lists = member_codes(v, n)
         return groups, [reasons_of(x) for x in lists]
     index: dict = {}
-    groups = [index.setdefault(reasons_of(r), len(index)) for r in values_of(v, n)]
-    return groups, list(index)
+    # A string reason (a taint's, formatted per node) is its own key: no tuple made per node.
+    groups = [index.setdefault(r if type(r) is str else reasons_of(r), len(index)) for r in values_of(v, n)]
+    return groups, [reasons_of(r) for r in index]
 
 
 def raw_scores(plugin, env: dict, feasible: Batch) -> np.ndarray:

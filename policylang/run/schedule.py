@@ -336,9 +336,11 @@ def _plain(column) -> list:
     return column.tolist() if isinstance(column, np.ndarray) else column
 
 
-def run_scores(exe: Executable, pre: PreFilterOutcome, feasible: list[Node]) -> ScoreTable:
-    """Raw and normalised scores of every score plugin that does not skip itself."""
-    table = ScoreTable([n.metadata.name for n in feasible])
+def run_scores(exe: Executable, pre: PreFilterOutcome, feasible: list[Node],
+               names: "list[str] | None" = None) -> ScoreTable:
+    """Raw and normalised scores of every score plugin that does not skip itself (``names``:
+    the feasible nodes' names, when the caller has them)."""
+    table = ScoreTable(names if names is not None else [n.metadata.name for n in feasible])
     columns = None
     for plugin in exe.plugins:
         s = plugin.score
@@ -527,6 +529,7 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
             if pre.allowed is not None:
                 absent = Status(UNRESOLVABLE, (f"node(s) didn't satisfy plugin(s) [{' '.join(pre.restricted_by)}]",))
             positions = []      # of the feasible nodes in the state, for the vector executor
+            feasible_names = None
             for part, found in _filter_in_order(exe, state, pod, pre, _visit_order(state, considered, sampling),
                                                 sampling):
                 passed = np.fromiter(map(is_, found, repeat(None)), dtype=bool, count=len(found))
@@ -537,14 +540,20 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
                     last = int(fit[-1]) if len(fit) else -1
                     part, found, passed = part[:last + 1], found[:last + 1], passed[:last + 1]
                 feasible += map(part.__getitem__, fit.tolist())
+                rejected = np.flatnonzero(~passed).tolist()
                 if exe.executor == "vector":
-                    positions.append(vector.node_positions(state, part)[fit])
-                for i in np.flatnonzero(~passed).tolist():
-                    statuses[part[i].metadata.name] = found[i]
+                    at = vector.node_positions(state, part)
+                    positions.append(at[fit])
+                    names = vector.node_names(state)[at[rejected]].tolist()
+                else:
+                    names = [part[i].metadata.name for i in rejected]
+                statuses.update(zip(names, map(found.__getitem__, rejected)))
                 if enough:
                     break
             if positions:
-                vector.remember_positions(state, feasible, np.concatenate(positions))
+                at = np.concatenate(positions)
+                vector.remember_positions(state, feasible, at)
+                feasible_names = vector.node_names(state)[at].tolist()
             if sampling is not None:
                 sampling.next_start = (sampling.next_start + len(feasible) + len(statuses)) % len(nodes)
             explicit = dict(statuses)
@@ -560,7 +569,8 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
             results = tuple(NodeResult(n.metadata.name, statuses[n.metadata.name]) for n in nodes)
             return Decision(**ident, nodes=results, fit_error=fit_error, message=message,
                             nominated_node=outcome.nominated, victims=outcome.victims)
-        table = run_scores(exe, pre, feasible) if len(feasible) > 1 else ScoreTable([feasible[0].metadata.name])
+        table = (run_scores(exe, pre, feasible, feasible_names) if len(feasible) > 1
+                 else ScoreTable([feasible[0].metadata.name]))
     except PlanRuntimeError as err:
         return Decision(**ident, nodes=(), message=str(err))
     except batch.PolicyErrorInBatch:

@@ -584,6 +584,14 @@ def node_positions(state, seq) -> "np.ndarray | None":
     return pos
 
 
+def node_names(state) -> np.ndarray:
+    """The state's node names by position, to be picked by positions."""
+    names = state.cache.get("node names")
+    if names is None:
+        names = state.cache["node names"] = np.fromiter(state.nodes, dtype=object, count=len(state.nodes))
+    return names
+
+
 def remember_positions(state, seq: list, pos: "np.ndarray | None") -> None:
     """Tell node_positions where a list's nodes are, when its maker knows (the feasible nodes)."""
     recent = state.cache.setdefault("lists' node positions", OrderedDict())
