@@ -596,7 +596,9 @@ def _filter_in_order(exe: Executable, state: ClusterState, pod: Pod, pre: PreFil
         for node in order:
             yield [node], [run_filters_with_nominated(exe, state, pod, pre, node)]
         return
-    chunk = max(sampling.wanted, MIN_FEASIBLE_NODES_TO_FIND) if sampling is not None else len(order)
+    # Twice the nodes wanted: one chunk finds them when half the nodes fit, and a chunk's
+    # fixed cost is more than filtering some nodes past the last one wanted.
+    chunk = 2 * max(sampling.wanted, MIN_FEASIBLE_NODES_TO_FIND) if sampling is not None else len(order)
     whole = vector.node_positions(state, order)
     for start in range(0, len(order), max(chunk, 1)):
         part = order if chunk >= len(order) else order[start:start + chunk]
