@@ -466,8 +466,6 @@ class NodeCache:
         on every node missing it: a batch costs little more than part of one, and the next
         sample finds it kept. (A key seen once may never come again: one of counts that change
         with every bind, say.)"""
-        if key[0] in self.uncacheable:
-            return vec(venv, n)
         pos = venv["$pos"]
         entry = self.entries.get(key)
         if entry is None:
