@@ -95,8 +95,9 @@ def reason_groups(v, n: int) -> tuple[list[int], list[tuple]]:
         groups, lists = member_codes(v, n)
         return groups, [reasons_of(x) for x in lists]
     index: dict = {}
-    # A string reason (a taint's, formatted per node) is its own key: no tuple made per node.
-    groups = [index.setdefault(r if type(r) is str else reasons_of(r), len(index)) for r in values_of(v, n)]
+    # Keys as plain as the values allow (a string, a list's tuple): reasons_of once per group.
+    groups = [index.setdefault(r if type(r) is str else tuple(r) if type(r) is list else reasons_of(r), len(index))
+              for r in values_of(v, n)]
     return groups, [reasons_of(r) for r in index]
 
 
