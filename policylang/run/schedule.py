@@ -542,18 +542,18 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
                 feasible += map(part.__getitem__, fit.tolist())
                 rejected = np.flatnonzero(~passed).tolist()
                 if exe.executor == "vector":
-                    at = vector.node_positions(state, part)
-                    positions.append(at[fit])
-                    names = vector.node_names(state)[at[rejected]].tolist()
+                    part_positions = vector.node_positions(state, part)
+                    positions.append(part_positions[fit])
+                    names = vector.by_position(state)[1][part_positions[rejected]].tolist()
                 else:
                     names = [part[i].metadata.name for i in rejected]
                 statuses.update(zip(names, map(found.__getitem__, rejected)))
                 if enough:
                     break
             if positions:
-                at = np.concatenate(positions)
-                vector.remember_positions(state, feasible, at)
-                feasible_names = vector.node_names(state)[at].tolist()
+                feasible_positions = np.concatenate(positions)
+                vector.remember_positions(state, feasible, feasible_positions)
+                feasible_names = vector.by_position(state)[1][feasible_positions].tolist()
             if sampling is not None:
                 sampling.next_start = (sampling.next_start + len(feasible) + len(statuses)) % len(nodes)
             explicit = dict(statuses)

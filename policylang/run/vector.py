@@ -266,10 +266,7 @@ def vcompile(ir) -> VFn:
             if key is not None:
                 # Over a value that depends on the pods on a node, a value does too.
                 dynamic = local == "dynamic" or any(isinstance(k, int) and k < 0 for k in key)
-                # Read through the batch's nodes alone, its value can be computed on other nodes.
-                varying = [name for name in free if isinstance(venv.get(name), VARYING)]
-                widen = varying[0] if len(varying) == 1 and getattr(venv[varying[0]], "key", None) == ("node",) else None
-                return cache.lookup(key, dynamic, venv, n, vec or by_node, by_node, widen)
+                return cache.lookup(key, dynamic, venv, n, vec or by_node, by_node, free)
         return vec(venv, n) if vec is not None else by_node(venv, n)
 
     def by_node(venv: dict, n: int):
@@ -447,7 +444,6 @@ class NodeCache:
         self.keys_made: dict = {}         # token → (generation of its first key, keys made)
         self.met_again: set = set()       # tokens with a key looked up again after a bind
         self.created = 0
-        self.nodes = None      # the state's nodes by position, made when first needed
         self.max_entries = max(64, self.MAX_VALUES // max(1, len(state.node_index)))
 
     @classmethod
@@ -457,12 +453,12 @@ class NodeCache:
             cache = state.cache["vector"] = cls(state)
         return cache
 
-    def lookup(self, key, dynamic: bool, venv: dict, n: int, vec: VFn, by_node: VFn, widen: "str | None" = None):
+    def lookup(self, key, dynamic: bool, venv: dict, n: int, vec: VFn, by_node: VFn, free: tuple = ()):
         """The expression's column over the batch: kept values, and those of the nodes not
         computed yet or whose pods changed computed now (a few such nodes one by one: a batch
         operation's fixed cost is more than the reference's work on a node or two). When a key
         seen before misses many nodes of a batch of some of the nodes (a sample, a chunk) and
-        nothing the value reads varies but the nodes (the variable ``widen``), it is computed
+        nothing the value reads (its ``free`` variables) varies but the nodes, it is computed
         on every node missing it: a batch costs little more than part of one, and the next
         sample finds it kept. (A key seen once may never come again: one of counts that change
         with every bind, say.)"""
@@ -477,7 +473,7 @@ class NodeCache:
             entry = self.entries[key] = _Entry(ident, len(self.state.node_index), self.state.generation)
             if len(self.entries) > self.max_entries:
                 self.entries.popitem(last=False)
-            widen = None
+            free = ()
         else:
             self.entries.move_to_end(key)
             if entry.born != self.state.generation:
@@ -486,7 +482,8 @@ class NodeCache:
             if last is not None and last[0] is pos and (not dynamic or last[1] == self.state.generation):
                 return last[2]
         sub = np.flatnonzero(self._missing(entry, dynamic, pos))
-        if widen and len(sub) > FEW_NODES and n < len(entry.versions):
+        widen = _node_variable(venv, free) if len(sub) > FEW_NODES and n < len(entry.versions) else None
+        if widen is not None:
             everywhere = np.flatnonzero(self._missing(entry, dynamic, slice(None)))
             try:
                 v = vec(self._at(venv, widen, everywhere), len(everywhere))
@@ -522,10 +519,8 @@ class NodeCache:
 
     def _at(self, venv: dict, var: str, pos: np.ndarray) -> dict:
         """venv's plain values, and ``var`` the nodes at ``pos`` of the state."""
-        if self.nodes is None:
-            self.nodes = np.fromiter(self.state.node_list, dtype=object, count=len(self.state.node_list))
         out = {k: v for k, v in venv.items() if not isinstance(v, (VARYING, np.ndarray))}
-        out[var], out["$pos"] = Col(self.nodes[pos], ("node",)), pos
+        out[var], out["$pos"] = Col(by_position(self.state)[0][pos], ("node",)), pos
         return out
 
     def _keep(self, key, entry: _Entry, at: np.ndarray, v) -> bool:
@@ -544,6 +539,12 @@ class NodeCache:
         entry.store(at, v)
         entry.versions[at] = self.state.node_versions[at]
         return True
+
+
+def _node_variable(venv: dict, free: tuple) -> "str | None":
+    """The variable of ``free`` that is the batch's nodes, when it is the only one that varies."""
+    varying = [name for name in free if isinstance(venv.get(name), VARYING)]
+    return varying[0] if len(varying) == 1 and getattr(venv[varying[0]], "key", None) == ("node",) else None
 
 
 LIFT_MIN = 16
@@ -582,12 +583,14 @@ def node_positions(state, seq) -> "np.ndarray | None":
     return pos
 
 
-def node_names(state) -> np.ndarray:
-    """The state's node names by position, to be picked by positions."""
-    names = state.cache.get("node names")
-    if names is None:
-        names = state.cache["node names"] = np.fromiter(state.nodes, dtype=object, count=len(state.nodes))
-    return names
+def by_position(state) -> "tuple[np.ndarray, np.ndarray]":
+    """The state's nodes and their names as arrays in position order, to be picked by positions."""
+    arrays = state.cache.get("nodes by position")
+    if arrays is None:
+        nodes = state.node_list
+        arrays = state.cache["nodes by position"] = (np.fromiter(nodes, dtype=object, count=len(nodes)),
+                                                     np.fromiter(state.nodes, dtype=object, count=len(nodes)))
+    return arrays
 
 
 def remember_positions(state, seq: list, pos: "np.ndarray | None") -> None:
@@ -1241,11 +1244,13 @@ def _quantity_amount(convert):
 
 def _count_on_node(state, args, n):
     nodes, namespace, selector = args
-    if not isinstance(nodes, Col) or isinstance(namespace, VARYING) or isinstance(selector, VARYING) \
-            or set(map(type, nodes.a.tolist())) != {Node}:
+    if not isinstance(nodes, Col) or isinstance(namespace, VARYING) or isinstance(selector, VARYING):
+        return None
+    each = nodes.a.tolist()
+    if set(map(type, each)) != {Node}:
         return None
     counts = state.count_matching(namespace, selector)    # asked once, not once per node
-    return Col(np.fromiter((counts.get(x.metadata.name, 0) for x in nodes.a.tolist()), dtype=np.int64, count=n))
+    return Col(np.fromiter((counts.get(x.metadata.name, 0) for x in each), dtype=np.int64, count=n))
 
 
 _VECTOR_BUILTINS = {
