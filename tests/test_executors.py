@@ -157,3 +157,31 @@ def test_cache_keys_name_the_fields_an_expression_reads():
     call = P.Bind(("x#1",), (field("c", "topologyKey"),),
                   P.GetIndex(field("node", "metadata", "labels"), P.Var("x#1")))
     assert P.free_paths(call) == {("c", "topologyKey"), ("node", "metadata", "labels")}
+
+
+def test_the_node_cache_keeps_lists_of_plain_members_as_they_were():
+    """Lists chosen per node from a few plain candidates (NodeResourcesFit's short resources)
+    are kept as codes and read back as the same lists, in the same order; lists that the codes
+    cannot hold (members out of the candidates' order) turn the entry into lists per node,
+    losing nothing kept before."""
+    import numpy as np
+
+    from policylang.run.vector import Col, Seq, _Entry, values_of
+
+    entry = _Entry(1, 4, 0)
+    short = Seq(["cpu", "memory", "ephemeral-storage"],
+                [np.array([True, False, True]), True, np.array([False, False, True])])
+    entry.store(np.array([0, 1, 3]), short)
+    assert isinstance(entry.column(np.array([0, 1, 3])), Seq)
+    entry.store(np.array([2]), Col(np.array([["memory", "ephemeral-storage"]], dtype=object)))
+    everyone = np.arange(4)
+    assert values_of(entry.column(everyone), 4) == [
+        ["cpu", "memory"], ["memory"], ["memory", "ephemeral-storage"], ["cpu", "memory", "ephemeral-storage"]]
+    entry.store(np.array([1]), Seq(["memory", "cpu"], [True, True]))
+    assert values_of(entry.column(everyone), 4) == [
+        ["cpu", "memory"], ["memory", "cpu"], ["memory", "ephemeral-storage"], ["cpu", "memory", "ephemeral-storage"]]
+    # 1 and True are equal but not the same member.
+    entry = _Entry(2, 2, 0)
+    entry.store(np.arange(2), Seq([1], [np.array([True, False])]))
+    entry.store(np.array([1]), [True])
+    assert [[type(x) for x in xs] for xs in values_of(entry.column(np.arange(2)), 2)] == [[int], [bool]]

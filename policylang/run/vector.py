@@ -62,11 +62,11 @@ class Rec:
 
 class Seq:
     """A list built from candidate items: item i is a member on the nodes where masks[i]
-    holds (True: on every node)."""
-    __slots__ = ("items", "masks")
+    holds (True: on every node). ``key`` as for Col."""
+    __slots__ = ("items", "masks", "key")
 
-    def __init__(self, items: list, masks: list):
-        self.items, self.masks = items, masks
+    def __init__(self, items: list, masks: list, key=None):
+        self.items, self.masks, self.key = items, masks, key
 
 
 VARYING = (Col, Rec, Seq)
@@ -131,7 +131,7 @@ def take(v, sel: np.ndarray):
     if isinstance(v, Rec):
         return Rec({k: take(x, sel) for k, x in v.fields.items()})
     if isinstance(v, Seq):
-        return Seq([take(x, sel) for x in v.items], [m if m is True else m[sel] for m in v.masks])
+        return Seq([take(x, sel) for x in v.items], [m if m is True else m[sel] for m in v.masks], v.key)
     if isinstance(v, np.ndarray):
         return v[sel]
     return v
@@ -372,7 +372,7 @@ def _cache_key(token, reads: tuple, venv: dict):
     budget = FREEZE_BUDGET
     for name, paths in reads:
         v = venv.get(name)
-        if isinstance(v, Col):
+        if isinstance(v, (Col, Seq)):
             if v.key is None:
                 return None
             parts.append(v.key)
@@ -395,7 +395,7 @@ def _cache_key(token, reads: tuple, venv: dict):
 
 
 class _Entry:
-    __slots__ = ("id", "values", "versions", "last", "born")
+    __slots__ = ("id", "values", "versions", "last", "born", "members")
 
     def __init__(self, ident: int, size: int, born: int):
         self.id = ident      # what keys of expressions over this one's value name it by
@@ -406,9 +406,31 @@ class _Entry:
         # The last answer: (positions, state generation, column). The same positions (the same
         # list of nodes: cluster.nodes, a chunk) get it again while no pod moved.
         self.last = None
+        # For lists of plain members (NodeResourcesFit's short resources, say): the candidate
+        # members, and per node in `values` a code whose bit i says members[i] is in its list.
+        # Read back as a Seq, the lists stay masks that vector operations work on.
+        self.members = None
+
+    def column(self, pos):
+        if self.members is None:
+            return Col(self.values[pos], self.id)
+        codes = self.values[pos]
+        return Seq(self.members, [(codes & (1 << bit)) != 0 for bit in range(len(self.members))], self.id)
 
     def store(self, idx: np.ndarray, v) -> None:
         size = len(self.versions)
+        if self.values is None and isinstance(v, Seq):
+            self.members, self.values = list(v.items), np.zeros(size, dtype=np.int64)
+        if self.members is not None:
+            codes = _member_codes(self.members, v, len(idx))
+            if codes is not None:
+                self.values[idx] = codes
+                return
+            self._as_lists()
+        if isinstance(v, (Rec, Seq, list, tuple, dict)):
+            # A per-node value after all (an empty list where a node has no pods with
+            # affinity, say): stored per node like the rest.
+            v = Col(np.fromiter(values_of(v, len(idx)), dtype=object, count=len(idx)))
         if isinstance(v, Col):
             dtype, data = v.a.dtype, v.a
         else:
@@ -426,6 +448,50 @@ class _Entry:
             if not isinstance(data, np.ndarray) or data.dtype != object:
                 data = np.fromiter(values_of(v, len(idx)), dtype=object, count=len(idx))
         self.values[idx] = data
+
+    def _as_lists(self) -> None:
+        """Codes back to a list per node, for values whose members do not fit the codes."""
+        picks, groups = np.unique(self.values, return_inverse=True)
+        lists = [[x for bit, x in enumerate(self.members) if c >> bit & 1] for c in picks.tolist()]
+        self.values = np.fromiter((lists[g] for g in groups.tolist()), dtype=object, count=len(groups))
+        self.members = None
+
+
+def _member_codes(members: list, v, n: int) -> "np.ndarray | None":
+    """Per node, the code of its list of v among ``members``; None when a list has a member
+    that is not a candidate or members out of the candidates' order."""
+    if isinstance(v, Seq):
+        bits = _bits_of(members, v.items) if plain_members(v) else None
+        if bits is None:
+            return None
+        codes = np.zeros(n, dtype=np.int64)
+        for bit, mask in zip(bits, v.masks):
+            codes |= np.asarray(mask, dtype=np.int64) << bit
+        return codes
+    lists = [v] * n if isinstance(v, list) else v.a.tolist() if isinstance(v, Col) and v.a.dtype == object else None
+    if lists is None:
+        return None
+    codes = []
+    for xs in lists:
+        bits = _bits_of(members, xs) if isinstance(xs, list) else None
+        if bits is None:
+            return None
+        codes.append(sum(1 << bit for bit in bits))
+    return np.array(codes, dtype=np.int64)
+
+
+def _bits_of(members: list, items) -> "list[int] | None":
+    """The positions among ``members`` of ``items`` taken in order (values of the same type
+    and equal), or None."""
+    bits, j = [], 0
+    for x in items:
+        while j < len(members) and not (type(members[j]) is type(x) and members[j] == x):
+            j += 1
+        if j == len(members):
+            return None
+        bits.append(j)
+        j += 1
+    return bits
 
 
 class NodeCache:
@@ -498,7 +564,7 @@ class NodeCache:
             v = compute(restrict(venv, sub) if len(sub) < n else venv, len(sub))
             if not self._keep(key, entry, pos[sub], v):
                 return vec(venv, n) if len(sub) < n else v
-        col = Col(entry.values[pos], entry.id)
+        col = entry.column(pos)
         entry.last = (pos, self.state.generation, col)
         return col
 
@@ -526,16 +592,12 @@ class NodeCache:
     def _keep(self, key, entry: _Entry, at: np.ndarray, v) -> bool:
         """Store the values of the nodes at ``at``; False (and the expression uncacheable)
         when they are not kept per node."""
-        if isinstance(v, (Rec, Seq, list, tuple, dict)):
-            # Kept in their own (cheaper) forms, but for lists of plain members, which are
-            # cheap to keep per node.
-            if entry.values is None and not (isinstance(v, Seq) and plain_members(v)):
-                self.uncacheable.add(key[0])
-                del self.entries[key]
-                return False
-            # A per-node value after all (an empty list where a node has no pods with
-            # affinity, say): stored per node like the rest.
-            v = Col(np.fromiter(values_of(v, len(at)), dtype=object, count=len(at)))
+        # Kept in their own (cheaper) forms, but for lists of plain members, kept as codes.
+        if entry.values is None and isinstance(v, (Rec, Seq, list, tuple, dict)) \
+                and not (isinstance(v, Seq) and plain_members(v)):
+            self.uncacheable.add(key[0])
+            del self.entries[key]
+            return False
         entry.store(at, v)
         entry.versions[at] = self.state.node_versions[at]
         return True
