@@ -17,7 +17,8 @@ import attrs
 from .cluster import model
 from .cluster.quantity import Quantity, QuantityError, format_quantity, parse_quantity
 from .cluster.resources import NON_ZERO_DEFAULTS, nonzero_pod_requests, pod_requests
-from .types import (ANY, BOOL, FLOAT, INT, QUANTITY, STRING, Type, compatible, list_of, map_of,
+from .cluster.state import PLACED_TERM_KINDS
+from .types import (ANY, BOOL, FLOAT, INT, QUANTITY, STRING, Type, anon_record, compatible, list_of, map_of,
                     record, unify)
 
 
@@ -366,6 +367,26 @@ def _count_on_node(state, node, namespace, selector):
          "0 when none is counted there. Kept up to date as pods are bound or removed.", needs_state=True)
 def _count_by_domain(state, namespace, selector, key, keys):
     return state.count_by_domain(namespace, selector, key, keys)
+
+
+PLACED_TERM = anon_record([
+    ("selector", record("LabelSelector")), ("namespaces", list_of(STRING)),
+    ("namespaceSelector", record("LabelSelector")), ("topologyKey", STRING), ("weight", INT),
+    ("nodes", list_of(record("Node")))])
+
+
+@builtin("placed_terms", [STRING], list_of(PLACED_TERM),
+         "The pod affinity terms of one kind (requiredAffinity, requiredAntiAffinity, preferredAffinity, "
+         "preferredAntiAffinity) of the bound pods, as the scheduler's cache parses them, one per distinct "
+         "term: {selector, namespaces, namespaceSelector, topologyKey, weight, nodes}. namespaces are those "
+         "the term names, or its pod's own when it names none and has no namespaceSelector; weight is 0 for "
+         "required terms; nodes holds the node of each pod with the term (once per term it holds). A pod's "
+         "list with a term whose selectors do not parse is left out whole. Kept up to date as pods are bound "
+         "or removed.", needs_state=True)
+def _placed_terms(state, kind):
+    if kind not in PLACED_TERM_KINDS:
+        raise EvalError(f"placed_terms: unknown kind {kind!r} (one of {', '.join(PLACED_TERM_KINDS)})")
+    return state.placed_terms(kind)
 
 
 @builtin("namespace_labels", [STRING], map_of(STRING, STRING), "The labels of the named Namespace object.",

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from policylang.cluster.load import CONVERTER
 from policylang.cluster.model import LabelSelector
-from policylang.cluster.state import ClusterState
+from policylang.cluster.state import PLACED_TERM_KINDS, ClusterState
 import strategies as S
 
 
@@ -32,6 +32,13 @@ def _answers(state: ClusterState, queries: list) -> list:
 def _affinity_nodes(state: ClusterState) -> tuple:
     return ([n.metadata.name for n in state.nodes_having(state.pods_with_affinity)],
             [n.metadata.name for n in state.nodes_having(state.pods_with_required_anti_affinity)])
+
+
+def _placed(state: ClusterState) -> dict:
+    """placed_terms of each kind as comparable values (groups and their nodes in any order)."""
+    return {kind: sorted(repr({**g, "nodes": sorted(n.metadata.name for n in g["nodes"])})
+                         for g in state.placed_terms(kind))
+            for kind in PLACED_TERM_KINDS}
 
 
 @settings(max_examples=120, deadline=None)
@@ -57,6 +64,7 @@ def test_indexes_follow_binds_and_removals(cluster, data):
         fresh = ClusterState.build(state.objects())
         assert _answers(state, queries) == _answers(fresh, queries)
         assert _affinity_nodes(state) == _affinity_nodes(fresh)
+        assert _placed(state) == _placed(fresh)
 
 
 def test_count_matching_leaves_out_terminating_pods_and_a_null_selector_counts_none():
@@ -88,3 +96,28 @@ def test_count_by_domain_sums_nodes_by_label_and_lists_empty_domains():
     assert state.count_by_domain("default", web, S.ZONE_KEY, [S.ZONE_KEY]) == {"a": 4, "b": 0}
     assert state.count_by_domain("default", web, S.ZONE_KEY, []) == {"a": 4, "": 1, "b": 0}
     assert state.count_by_domain("default", None, S.ZONE_KEY, [S.ZONE_KEY]) == {"a": 0, "b": 0}
+
+
+def test_a_list_with_a_term_that_does_not_parse_is_left_out_whole():
+    """As the scheduler's cache parses an existing pod (NewPodInfo): one bad selector drops its
+    whole list, not the pod's other lists; a term with a namespaceSelector names no namespace
+    of its own pod's."""
+    good = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": S.HOSTNAME_KEY}
+    bad = {"labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": []}]},
+           "topologyKey": S.HOSTNAME_KEY}
+    by_selector = {**good, "namespaceSelector": {}}
+    node = {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "node-0", "labels": {S.HOSTNAME_KEY: "node-0"}}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "team"},
+           "spec": {"nodeName": "node-0", "containers": [{"name": "c", "image": "nginx"}],
+                    "affinity": {"podAntiAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [good, bad],
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {"weight": 7, "podAffinityTerm": good},
+                            {"weight": 7, "podAffinityTerm": by_selector}]}}},
+           "status": {"phase": "Running"}}
+    state = S.Cluster((node,), (pod,)).state()
+    assert state.placed_terms("requiredAntiAffinity") == []
+    placed = state.placed_terms("preferredAntiAffinity")
+    assert [(g["namespaces"], g["namespaceSelector"] is not None, g["weight"], len(g["nodes"])) for g in placed] \
+        == [(["team"], False, 7, 1), ([], True, 7, 1)]

@@ -70,6 +70,10 @@ class ClusterState:
         # made from (updated with it).
         self._domains: dict = {}
         self._domain_counts: dict = {}
+        # The bound pods' pod (anti-)affinity terms by kind, grouped by term (placed_terms), and
+        # per kind the answer until one of its groups changes.
+        self._placed: dict[str, dict] = {kind: {} for kind in PLACED_TERM_KINDS}
+        self._placed_lists: dict[str, list] = {}
 
     @classmethod
     def build(cls, objects: Iterable) -> "ClusterState":
@@ -262,6 +266,7 @@ class ClusterState:
         if _has_affinity(pod):
             self.pods_with_affinity[node].append(pod)
             self._having.clear()
+            self._place_terms(pod, self.nodes[node], 1)
         if _has_required_anti_affinity(pod):
             self.pods_with_required_anti_affinity[node].append(pod)
 
@@ -279,6 +284,7 @@ class ClusterState:
         node = pod.spec.node_name
         if _has_affinity(pod):
             self._having.clear()
+            self._place_terms(pod, self.nodes[node], -1)
         for index in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
             if node in index:
                 index[node] = [p for p in index[node] if p.key != key]
@@ -374,6 +380,40 @@ class ClusterState:
         derived[(key, keys)] = (counts, by_domain)
         return by_domain
 
+    def placed_terms(self, kind: str) -> list[dict]:
+        """The pod (anti-)affinity terms of this kind (PLACED_TERM_KINDS) of the bound pods, one
+        group per distinct term: {selector, namespaces, namespaceSelector, topologyKey, weight,
+        nodes}, with the namespaces a term names (its pod's own when it names none and has no
+        namespaceSelector), weight 0 for required terms, and the node of each pod holding it
+        (once per term held). A pod's list with a term whose selectors do not parse is left
+        out whole, as the scheduler's cache does. Kept up to date as pods are bound or removed;
+        a changed answer is a new list."""
+        found = self._placed_lists.get(kind)
+        if found is None:
+            found = self._placed_lists[kind] = list(self._placed[kind].values())
+        return found
+
+    def _place_terms(self, pod: model.Pod, node: model.Node, change: int) -> None:
+        for kind, terms in _affinity_terms(pod).items():
+            groups = self._placed[kind]
+            for term, weight in terms:
+                namespaces = term.namespaces or (() if term.namespace_selector is not None else (pod.metadata.namespace,))
+                key = (_selector_sig(term.label_selector), namespaces, _selector_sig(term.namespace_selector),
+                       term.topology_key, weight)
+                group = groups.get(key)
+                nodes = list(group["nodes"]) if group is not None else []
+                if change > 0:
+                    nodes.append(node)
+                else:
+                    nodes.remove(node)
+                if nodes:   # a new record: answers given before stay as they were
+                    groups[key] = {"selector": term.label_selector, "namespaces": list(namespaces),
+                                   "namespaceSelector": term.namespace_selector, "topologyKey": term.topology_key,
+                                   "weight": weight, "nodes": nodes}
+                else:
+                    del groups[key]
+                self._placed_lists.pop(kind, None)
+
     def _recount(self, pod: model.Pod, node: str, change: int) -> None:
         from ..builtins import selector_matches
 
@@ -427,6 +467,33 @@ class ClusterState:
 
 def _selector_key(namespace: str, selector: model.LabelSelector) -> tuple:
     return (namespace, tuple(sorted(selector.match_labels.items())), selector.match_expressions)
+
+
+PLACED_TERM_KINDS = ("requiredAffinity", "requiredAntiAffinity", "preferredAffinity", "preferredAntiAffinity")
+
+
+def _affinity_terms(pod: model.Pod) -> "dict[str, list[tuple[model.PodAffinityTerm, int]]]":
+    """The pod's (term, weight) lists by kind, those whose selectors all parse (NewPodInfo)."""
+    from ..builtins import label_selector_error
+
+    a = pod.spec.affinity
+    affinity = a.pod_affinity or model.PodAffinity()
+    anti = a.pod_anti_affinity or model.PodAffinity()
+    lists = {
+        "requiredAffinity": [(t, 0) for t in affinity.required_during_scheduling_ignored_during_execution],
+        "requiredAntiAffinity": [(t, 0) for t in anti.required_during_scheduling_ignored_during_execution],
+        "preferredAffinity": [(w.pod_affinity_term, w.weight)
+                              for w in affinity.preferred_during_scheduling_ignored_during_execution],
+        "preferredAntiAffinity": [(w.pod_affinity_term, w.weight)
+                                  for w in anti.preferred_during_scheduling_ignored_during_execution],
+    }
+    return {kind: terms for kind, terms in lists.items()
+            if not any(label_selector_error(t.label_selector) is not None
+                       or label_selector_error(t.namespace_selector) is not None for t, _ in terms)}
+
+
+def _selector_sig(selector: "model.LabelSelector | None"):
+    return None if selector is None else (tuple(sorted(selector.match_labels.items())), selector.match_expressions)
 
 
 def _claim_names(pod: model.Pod) -> list[str]:
