@@ -245,6 +245,7 @@ def vcompile(ir) -> VFn:
     vec = special(ir) if special is not None else None
     # A variable is its value: its own entry would only copy it.
     local = node_local(ir) if not isinstance(ir, P.Var) else None
+    cheap = _cheap(ir)
     reads = _reads(ir)
     token = object()     # this expression, in cache keys
     lift = _lifted(ir) if isinstance(ir, P.Comp) else None
@@ -261,7 +262,8 @@ def vcompile(ir) -> VFn:
                 return lift(venv, ref)
             return vec(venv, n) if structural else ref(venv)
         cache = venv.get("$cache")
-        if local is not None and cache is not None and token not in cache.uncacheable:
+        if local is not None and cache is not None and token not in cache.uncacheable \
+                and not (cheap and venv.get("$missed")):
             key = _cache_key(token, reads, venv)
             if key is not None:
                 # Over a value that depends on the pods on a node, a value does too.
@@ -272,6 +274,21 @@ def vcompile(ir) -> VFn:
     def by_node(venv: dict, n: int):
         return node_by_node(ref, venv, [name for name in free if isinstance(venv.get(name), VARYING)], n)
     return run
+
+
+_CHEAP_BUILTINS = frozenset({"float", "int", "abs", "sqrt", "min", "max"})
+
+
+def _cheap(ir) -> bool:
+    """Arithmetic, comparisons and number conversions: over numeric columns one numpy operation,
+    cheaper than keeping its value. Computed for a value that missed the node cache, such a part
+    is not kept on its own (its parts that are not cheap are): were it kept, it would be found
+    only where its whole is found too."""
+    if isinstance(ir, P.Op):
+        return ir.op in _NUMPY_COMPARE or ir.op in _ARITH
+    if isinstance(ir, P.CallBuiltin):
+        return ir.name in _CHEAP_BUILTINS
+    return isinstance(ir, (P.Not, P.Neg))
 
 
 # ---- the node cache -----------------------------------------------------------------------------
@@ -552,7 +569,7 @@ class NodeCache:
         if widen is not None:
             everywhere = np.flatnonzero(self._missing(entry, dynamic, slice(None)))
             try:
-                v = vec(self._at(venv, widen, everywhere), len(everywhere))
+                v = vec(self._at(venv, widen, everywhere), len(everywhere))     # _at marks it missed
             except POLICY_ERRORS:
                 pass      # perhaps on a node beyond the batch: the batch alone says
             else:
@@ -561,7 +578,7 @@ class NodeCache:
                 sub = sub[:0]
         if len(sub):
             compute = by_node if len(sub) <= FEW_NODES and entry.values is not None else vec
-            v = compute(restrict(venv, sub) if len(sub) < n else venv, len(sub))
+            v = compute(_missed(restrict(venv, sub) if len(sub) < n else dict(venv)), len(sub))
             if not self._keep(key, entry, pos[sub], v):
                 return vec(venv, n) if len(sub) < n else v
         col = entry.column(pos)
@@ -587,7 +604,7 @@ class NodeCache:
         """venv's plain values, and ``var`` the nodes at ``pos`` of the state."""
         out = {k: v for k, v in venv.items() if not isinstance(v, (VARYING, np.ndarray))}
         out[var], out["$pos"] = Col(by_position(self.state)[0][pos], ("node",)), pos
-        return out
+        return _missed(out)
 
     def _keep(self, key, entry: _Entry, at: np.ndarray, v) -> bool:
         """Store the values of the nodes at ``at``; False (and the expression uncacheable)
@@ -601,6 +618,12 @@ class NodeCache:
         entry.store(at, v)
         entry.versions[at] = self.state.node_versions[at]
         return True
+
+
+def _missed(venv: dict) -> dict:
+    """venv, marked as computing a value the node cache missed (see _cheap)."""
+    venv["$missed"] = True
+    return venv
 
 
 def _node_variable(venv: dict, free: tuple) -> "str | None":
