@@ -53,6 +53,9 @@ def test_indexes_follow_binds_and_removals(cluster, data):
     queries = data.draw(st.lists(st.tuples(namespaces, S.label_selectors().map(_selector)),
                                  min_size=1, max_size=3), label="queries")
     _answers(state, queries)    # asked before the changes, so that the answers are kept and updated
+    # Asked first after the changes: answered from the per-label counts kept as pods come and go.
+    late = data.draw(st.lists(st.tuples(namespaces, S.label_selectors().map(_selector)),
+                              min_size=1, max_size=3), label="late queries")
 
     for step in range(data.draw(st.integers(1, 6), label="changes")):
         bound = state.bound_pods
@@ -65,6 +68,7 @@ def test_indexes_follow_binds_and_removals(cluster, data):
         assert _answers(state, queries) == _answers(fresh, queries)
         assert _affinity_nodes(state) == _affinity_nodes(fresh)
         assert _placed(state) == _placed(fresh)
+    assert _answers(state, late) == _answers(fresh, late)
 
 
 def test_count_matching_leaves_out_terminating_pods_and_a_null_selector_counts_none():
@@ -80,6 +84,12 @@ def test_count_matching_leaves_out_terminating_pods_and_a_null_selector_counts_n
     assert state.count_matching("other", web) == {}
     assert state.count_matching("default", None) == {}
     assert len(state.pods_matching(None, web)) == 4
+    # Selectors first asked after pods left and came: counted from what is there then.
+    state.remove(state.bound_pods[0])
+    state.bind(S.structure({**pods[0], "metadata": {**pods[0]["metadata"], "name": "again"}}), "node-1")
+    assert state.count_matching("default", _selector({"matchExpressions": [
+        {"key": "app", "operator": "In", "values": ["web"]}]})) == {"node-1": 3}
+    assert state.count_matching(None, _selector({"matchLabels": {"app": "web"}})) == {"node-1": 3}
 
 
 def test_count_by_domain_sums_nodes_by_label_and_lists_empty_domains():

@@ -63,6 +63,9 @@ class ClusterState:
         self.generation = 0     # bumped with any node's version
         self.cache: dict = {}   # executors' per-state caches, by owner
         self._matching: dict = {}   # pods_matching's answers until a pod arrives or leaves
+        # Bound pods that count_matching counts: key → node; per label, how many on each node.
+        self._counted_on: dict[str, str] = {}
+        self._label_nodes: dict[tuple, Counter] = {}
         # count_matching's answers (selector, counts by node), updated as pods arrive or leave.
         self._counts: OrderedDict = OrderedDict()
         # count_by_domain's: per (key, keys) the domain of each node having them (nodes do not
@@ -258,8 +261,13 @@ class ClusterState:
     def _index(self, pod: model.Pod) -> None:
         ns, key = pod.metadata.namespace, pod.key
         self.pods_by_namespace.setdefault(ns, {})[key] = pod
+        counted = pod.metadata.deletion_timestamp is None
+        if counted:
+            self._counted_on[key] = pod.spec.node_name
         for k, v in pod.metadata.labels.items():
             self.label_index.setdefault((ns, k, v), {})[key] = pod
+            if counted:
+                self._label_nodes.setdefault((ns, k, v), Counter())[pod.spec.node_name] += 1
         for claim in _claim_names(pod):
             self.claim_users[(ns, claim)] = self.claim_users.get((ns, claim), 0) + 1
         node = pod.spec.node_name
@@ -273,8 +281,14 @@ class ClusterState:
     def _unindex(self, pod: model.Pod) -> None:
         ns, key = pod.metadata.namespace, pod.key
         self.pods_by_namespace.get(ns, {}).pop(key, None)
+        counted_on = self._counted_on.pop(key, None)
         for k, v in pod.metadata.labels.items():
             self.label_index.get((ns, k, v), {}).pop(key, None)
+            if counted_on is not None:
+                on_nodes = self._label_nodes[(ns, k, v)]
+                on_nodes[counted_on] -= 1
+                if not on_nodes[counted_on]:
+                    del on_nodes[counted_on]
         for claim in _claim_names(pod):
             left = self.claim_users.get((ns, claim), 0) - 1
             if left > 0:
@@ -305,32 +319,32 @@ class ClusterState:
     def pods_matching(self, namespace: str, selector: "model.LabelSelector | None") -> list[model.Pod]:
         """The bound pods of a namespace (None: of every namespace) that a label selector selects
         (a None selector selects none)."""
-        from ..builtins import selector_matches
-
         if selector is None:
             return []
         if namespace is None:
             return [p for ns in sorted(self.pods_by_namespace) for p in self.pods_matching(ns, selector)]
+        return self._selected(namespace, selector)[1]
+
+    def _selected(self, namespace: str, selector: "model.LabelSelector") -> tuple[dict, list]:
+        """pods_matching's pods of one namespace: by key, and as the list it answers."""
+        from ..builtins import selector_matches
+
         key = _selector_key(namespace, selector)
         found = self._matching.get(key)
         if found is not None:
             return found
-        # matchLabels from the index: the smallest pool, kept where every other pool has the pod.
-        # A one-value In requirement (what a workload's matchLabels become when a selector is
-        # built from requirements) narrows like a label.
-        pairs = [*selector.match_labels.items(),
-                 *((r.key, r.values[0]) for r in selector.match_expressions
-                   if r.operator == "In" and len(r.values) == 1)]
-        pools = sorted((self.label_index.get((namespace, k, v), {}) for k, v in pairs), key=len)
+        labels, exact = _narrowing(selector)
+        # From the label index: the smallest pool, kept where every other pool has the pod.
+        pools = sorted((self.label_index.get((namespace, *label), {}) for label in labels), key=len)
         if len(pools) == 1:
-            found = list(pools[0].values())
+            found = dict(pools[0])
         elif pools:
-            found = [p for k, p in pools[0].items() if all(k in other for other in pools[1:])]
+            found = {k: p for k, p in pools[0].items() if all(k in other for other in pools[1:])}
         else:
-            found = list(self.pods_by_namespace.get(namespace, {}).values())
-        if selector.match_expressions or not pools:
-            found = [p for p in found if selector_matches(selector, p.metadata.labels)]
-        self._matching[key] = found
+            found = dict(self.pods_by_namespace.get(namespace, {}))
+        if not exact:
+            found = {k: p for k, p in found.items() if selector_matches(selector, p.metadata.labels)}
+        found = self._matching[key] = (found, list(found.values()))
         return found
 
     MAX_COUNTED_SELECTORS = 256   # each is checked against every pod that arrives or leaves
@@ -346,8 +360,15 @@ class ClusterState:
         if hit is not None:
             self._counts.move_to_end(key)
             return hit[1]
-        counts = dict(Counter(pod.spec.node_name for pod in self.pods_matching(namespace, selector)
-                              if pod.metadata.deletion_timestamp is None))
+        labels, exact = _narrowing(selector)
+        counts: Counter = Counter()
+        for ns in [namespace] if namespace is not None else list(self.pods_by_namespace):
+            if exact and len(labels) == 1:     # one label's pods: counted per node as they come and go
+                counts.update(self._label_nodes.get((ns, *labels[0]), {}))
+            else:
+                counts.update(map(self._counted_on.get, self._selected(ns, selector)[0]))
+        counts.pop(None, None)      # terminating pods
+        counts = dict(counts)
         self._counts[key] = (selector, counts)
         if len(self._counts) > self.MAX_COUNTED_SELECTORS:
             forgotten, _ = self._counts.popitem(last=False)
@@ -463,6 +484,15 @@ class ClusterState:
         self.generation += 1
         self._matching.clear()
         self._recount(pod, node, 1)
+
+
+def _narrowing(selector: model.LabelSelector) -> tuple[list[tuple[str, str]], bool]:
+    """The labels whose pools a selector's pods are in: its matchLabels and one-value In
+    requirements (what a workload's matchLabels become when a selector is built from
+    requirements); and whether being in them is all the selector asks."""
+    narrowing = [r for r in selector.match_expressions if r.operator == "In" and len(r.values) == 1]
+    labels = list(dict.fromkeys([*selector.match_labels.items(), *((r.key, r.values[0]) for r in narrowing)]))
+    return labels, bool(labels) and len(narrowing) == len(selector.match_expressions)
 
 
 def _selector_key(namespace: str, selector: model.LabelSelector) -> tuple:
