@@ -22,7 +22,7 @@ is "lifted": its members become a batch of their own.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from itertools import chain, compress, repeat
 from operator import attrgetter, is_
 from typing import Any, Callable
@@ -412,11 +412,12 @@ def _cache_key(token, reads: tuple, venv: dict):
 
 
 class _Entry:
-    __slots__ = ("id", "values", "versions", "last", "born", "members")
+    __slots__ = ("id", "values", "versions", "last", "born", "met_again", "members")
 
     def __init__(self, ident: int, size: int, born: int):
         self.id = ident      # what keys of expressions over this one's value name it by
         self.born = born     # the state's generation when it was made
+        self.met_again = False   # looked up after a bind
         self.values = None
         # Per node, the node's version its value was computed at; -1: not computed yet.
         self.versions = np.full(size, -1, dtype=np.int32)
@@ -525,7 +526,7 @@ class NodeCache:
         self.entries: OrderedDict = OrderedDict()
         self.uncacheable: set = set()     # expressions' tokens
         self.keys_made: dict = {}         # token → (generation of its first key, keys made)
-        self.met_again: set = set()       # tokens with a key looked up again after a bind
+        self.met_again: Counter = Counter()   # token → its keys looked up again after a bind
         self.created = 0
         self.max_entries = max(64, self.MAX_VALUES // max(1, len(state.node_index)))
 
@@ -559,8 +560,9 @@ class NodeCache:
             free = ()
         else:
             self.entries.move_to_end(key)
-            if entry.born != self.state.generation:
-                self.met_again.add(key[0])
+            if entry.born != self.state.generation and not entry.met_again:
+                entry.met_again = True
+                self.met_again[key[0]] += 1
             last = entry.last
             if last is not None and last[0] is pos and (not dynamic or last[1] == self.state.generation):
                 return last[2]
@@ -586,14 +588,14 @@ class NodeCache:
         return col
 
     def _one_off(self, token) -> bool:
-        """Whether an expression's keys are each used in one cycle only (keys over counts that
-        change with every bind, say): ONE_OFF_KEYS keys made over as many binds, none of them
-        looked up again after a bind. Such values are computed, not kept."""
-        if token in self.met_again:
-            return False
+        """Whether an expression's keys are mostly used in one cycle only (keys over counts
+        that change with every bind, say): ONE_OFF_KEYS keys made over as many binds, fewer
+        than one in MET_AGAIN_ONE_IN of them looked up again after a bind. Such values are
+        computed, not kept."""
         first, made = self.keys_made.get(token, (self.state.generation, 0))
         self.keys_made[token] = (first, made + 1)
-        return made >= ONE_OFF_KEYS and self.state.generation - first >= ONE_OFF_KEYS
+        return made >= ONE_OFF_KEYS and self.state.generation - first >= ONE_OFF_KEYS \
+            and self.met_again[token] * MET_AGAIN_ONE_IN < made
 
     def _missing(self, entry: _Entry, dynamic: bool, pos) -> np.ndarray:
         if dynamic:
@@ -634,6 +636,7 @@ def _node_variable(venv: dict, free: tuple) -> "str | None":
 
 LIFT_MIN = 16
 ONE_OFF_KEYS = 16   # see NodeCache._one_off
+MET_AGAIN_ONE_IN = 4
 EXPLODE_MIN = 16    # lists per node with at least this many members in all are one batch
 FEW_NODES = 8       # missing values of at most this many nodes are computed node by node
 POLICY_ERRORS = (EvalError, TypeError, ValueError, ArithmeticError)
