@@ -223,8 +223,8 @@ class ClusterView(dict):
         return self[name] if name in _CLUSTER_LISTS else super().get(name, default)
 
 
-def base_env(state: ClusterState, pod: Pod, cluster: dict | None = None) -> dict:
-    return {"pod": pod, "cluster": cluster if cluster is not None else ClusterView(state), "$state": state}
+def base_env(state: ClusterState, pod: Pod) -> dict:
+    return {"pod": pod, "cluster": ClusterView(state), "$state": state}
 
 
 def run_prefilter(exe: Executable, state: ClusterState, pod: Pod, base: dict) -> PreFilterOutcome:
