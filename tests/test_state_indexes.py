@@ -71,7 +71,9 @@ def test_indexes_follow_binds_and_removals(cluster, data):
     assert _answers(state, late) == _answers(fresh, late)
 
 
-def test_count_matching_leaves_out_terminating_pods_and_a_null_selector_counts_none():
+def test_count_matching_counts_what_a_selector_selects_as_pods_come_and_go():
+    """Terminating pods are left out, a null selector counts none, and answers kept or first
+    asked after pods came and went count the pods every requirement selects."""
     pods = [{"apiVersion": "v1", "kind": "Pod",
              "metadata": {"name": f"p{i}", "namespace": "default", "labels": {"app": "web"},
                           **({"deletionTimestamp": "2026-01-01T00:00:00Z"} if i == 2 else {})},
@@ -90,6 +92,17 @@ def test_count_matching_leaves_out_terminating_pods_and_a_null_selector_counts_n
     assert state.count_matching("default", _selector({"matchExpressions": [
         {"key": "app", "operator": "In", "values": ["web"]}]})) == {"node-1": 3}
     assert state.count_matching(None, _selector({"matchLabels": {"app": "web"}})) == {"node-1": 3}
+    # Kept answers follow the pods that come: only those every requirement selects.
+    two_labels = _selector({"matchLabels": {"app": "web", "tier": "db"}})
+    not_canary = _selector({"matchLabels": {"app": "web"},
+                            "matchExpressions": [{"key": "track", "operator": "NotIn", "values": ["canary"]}]})
+    assert (state.count_matching("default", two_labels), state.count_matching("default", not_canary)) \
+        == ({}, {"node-1": 3})
+    canary = {**pods[0], "metadata": {**pods[0]["metadata"], "name": "canary",
+                                      "labels": {"app": "web", "track": "canary"}}}
+    state.bind(S.structure(canary), "node-0")
+    assert (state.count_matching("default", two_labels), state.count_matching("default", not_canary)) \
+        == ({}, {"node-1": 3})
 
 
 def test_count_by_domain_sums_nodes_by_label_and_lists_empty_domains():

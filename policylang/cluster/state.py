@@ -66,8 +66,11 @@ class ClusterState:
         # Bound pods that count_matching counts: key → node; per label, how many on each node.
         self._counted_on: dict[str, str] = {}
         self._label_nodes: dict[tuple, Counter] = {}
-        # count_matching's answers (selector, counts by node), updated as pods arrive or leave.
+        # count_matching's answers (selector, counts by node), updated as pods arrive or leave;
+        # their keys by label (see _counted_by).
         self._counts: OrderedDict = OrderedDict()
+        self._counted_by_label: dict[tuple, set] = {}
+        self._counted_other: set = set()
         # count_by_domain's: per (key, keys) the domain of each node having them (nodes do not
         # change); per selector and (key, keys), the answer and the count_matching map it was
         # made from (updated with it).
@@ -370,10 +373,20 @@ class ClusterState:
         counts.pop(None, None)      # terminating pods
         counts = dict(counts)
         self._counts[key] = (selector, counts)
+        self._counted_by(namespace, selector).add(key)
         if len(self._counts) > self.MAX_COUNTED_SELECTORS:
-            forgotten, _ = self._counts.popitem(last=False)
+            forgotten, (forgotten_selector, _) = self._counts.popitem(last=False)
             self._domain_counts.pop(forgotten, None)
+            self._counted_by(forgotten[0], forgotten_selector).discard(forgotten)
         return counts
+
+    def _counted_by(self, namespace: "str | None", selector: model.LabelSelector) -> set:
+        """Where count_matching's selectors are found when a pod comes or goes: a one-label
+        selector under its label (such pods are the ones it selects), any other among the rest."""
+        labels, exact = _narrowing(selector)
+        if exact and len(labels) == 1:
+            return self._counted_by_label.setdefault((namespace, *labels[0]), set())
+        return self._counted_other
 
     def count_by_domain(self, namespace: str, selector: "model.LabelSelector | None", key: str,
                         keys: "Iterable[str]") -> dict[str, int]:
@@ -441,9 +454,13 @@ class ClusterState:
         if pod.metadata.deletion_timestamp is not None:
             return
         namespaces = (None, pod.metadata.namespace)
-        changed = [(key, selector, counts) for key, (selector, counts) in self._counts.items()
-                   if key[0] in namespaces and selector_matches(selector, pod.metadata.labels)]
-        for key, selector, counts in changed:
+        labels = pod.metadata.labels
+        changed = [key for ns in namespaces for k, v in labels.items()
+                   for key in self._counted_by_label.get((ns, k, v), ())]
+        changed += [key for key in self._counted_other
+                    if key[0] in namespaces and selector_matches(self._counts[key][0], labels)]
+        for key in changed:
+            selector, counts = self._counts[key]
             before = counts
             counts = dict(counts)
             left = counts.get(node, 0) + change
