@@ -431,7 +431,8 @@ class ClusterState:
         for kind, terms in _affinity_terms(pod).items():
             groups = self._placed[kind]
             for term, weight in terms:
-                namespaces = term.namespaces or (() if term.namespace_selector is not None else (pod.metadata.namespace,))
+                namespaces = term.namespaces or (
+                    () if term.namespace_selector is not None else (pod.metadata.namespace,))
                 key = (_selector_sig(term.label_selector), namespaces, _selector_sig(term.namespace_selector),
                        term.topology_key, weight)
                 group = groups.get(key)
@@ -513,7 +514,12 @@ def _narrowing(selector: model.LabelSelector) -> tuple[list[tuple[str, str]], bo
 
 
 def _selector_key(namespace: str, selector: model.LabelSelector) -> tuple:
-    return (namespace, tuple(sorted(selector.match_labels.items())), selector.match_expressions)
+    return (namespace, *_selector_sig(selector))
+
+
+def _selector_sig(selector: "model.LabelSelector | None"):
+    """A selector as a hashable value (its matchLabels are a dict)."""
+    return None if selector is None else (tuple(sorted(selector.match_labels.items())), selector.match_expressions)
 
 
 PLACED_TERM_KINDS = ("requiredAffinity", "requiredAntiAffinity", "preferredAffinity", "preferredAntiAffinity")
@@ -537,10 +543,6 @@ def _affinity_terms(pod: model.Pod) -> "dict[str, list[tuple[model.PodAffinityTe
     return {kind: terms for kind, terms in lists.items()
             if not any(label_selector_error(t.label_selector) is not None
                        or label_selector_error(t.namespace_selector) is not None for t, _ in terms)}
-
-
-def _selector_sig(selector: "model.LabelSelector | None"):
-    return None if selector is None else (tuple(sorted(selector.match_labels.items())), selector.match_expressions)
 
 
 def _claim_names(pod: model.Pod) -> list[str]:

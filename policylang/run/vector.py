@@ -440,7 +440,7 @@ class _Entry:
         if self.values is None and isinstance(v, Seq):
             self.members, self.values = list(v.items), np.zeros(size, dtype=np.int64)
         if self.members is not None:
-            codes = _member_codes(self.members, v, len(idx))
+            codes = _codes_among(self.members, v, len(idx))
             if codes is not None:
                 self.values[idx] = codes
                 return
@@ -469,13 +469,12 @@ class _Entry:
 
     def _as_lists(self) -> None:
         """Codes back to a list per node, for values whose members do not fit the codes."""
-        picks, groups = np.unique(self.values, return_inverse=True)
-        lists = [[x for bit, x in enumerate(self.members) if c >> bit & 1] for c in picks.tolist()]
-        self.values = np.fromiter((lists[g] for g in groups.tolist()), dtype=object, count=len(groups))
+        size = len(self.versions)
+        self.values = np.fromiter(values_of(self.column(slice(None)), size), dtype=object, count=size)
         self.members = None
 
 
-def _member_codes(members: list, v, n: int) -> "np.ndarray | None":
+def _codes_among(members: list, v, n: int) -> "np.ndarray | None":
     """Per node, the code of its list of v among ``members``; None when a list has a member
     that is not a candidate or members out of the candidates' order."""
     if isinstance(v, Seq):
