@@ -262,18 +262,17 @@ class ClusterState:
 
     # ---- indexes ----
     def _index(self, pod: model.Pod) -> None:
-        ns, key = pod.metadata.namespace, pod.key
+        ns, key, node = pod.metadata.namespace, pod.key, pod.spec.node_name
         self.pods_by_namespace.setdefault(ns, {})[key] = pod
         counted = pod.metadata.deletion_timestamp is None
         if counted:
-            self._counted_on[key] = pod.spec.node_name
+            self._counted_on[key] = node
         for k, v in pod.metadata.labels.items():
             self.label_index.setdefault((ns, k, v), {})[key] = pod
             if counted:
-                self._label_nodes.setdefault((ns, k, v), Counter())[pod.spec.node_name] += 1
+                self._label_nodes.setdefault((ns, k, v), Counter())[node] += 1
         for claim in _claim_names(pod):
             self.claim_users[(ns, claim)] = self.claim_users.get((ns, claim), 0) + 1
-        node = pod.spec.node_name
         if _has_affinity(pod):
             self.pods_with_affinity[node].append(pod)
             self._having.clear()
