@@ -338,6 +338,13 @@ def _node_named(state, name):
     return state.nodes.get(name)
 
 
+@builtin("workload", [STRING, STRING, STRING], record("Workload"),
+         "The workload (ReplicaSet, StatefulSet, ReplicationController) of this kind, namespace and name, "
+         "or null: the scheduler's listers' Get.", needs_state=True)
+def _workload(state, kind, namespace, name):
+    return state.workload(kind, namespace, name)
+
+
 @builtin("nodes_with_image", [STRING], list_of(record("Node")),
          "The Nodes, in name order, holding an image known by this name (one of status.images[].names): "
          "the scheduler snapshot's image states.", needs_state=True)
@@ -367,6 +374,15 @@ def _count_on_node(state, node, namespace, selector):
          "0 when none is counted there. Kept up to date as pods are bound or removed.", needs_state=True)
 def _count_by_domain(state, namespace, selector, key, keys):
     return state.count_by_domain(namespace, selector, key, keys)
+
+
+@builtin("count_by_domain_on", [STRING, record("LabelSelector"), STRING, list_of(record("Node"))],
+         map_of(STRING, INT),
+         "As count_by_domain, over the given nodes: value of node label `key` (\"\" for a node without it) → "
+         "how many pods count_matching(namespace, selector) counts on those of the nodes that have it; every "
+         "node's value is present.", needs_state=True)
+def _count_by_domain_on(state, namespace, selector, key, nodes):
+    return state.count_by_domain_on(namespace, selector, key, nodes or [])
 
 
 PLACED_TERM = anon_record([

@@ -24,8 +24,10 @@ DOMAIN_QUERIES = [(S.ZONE_KEY, []), (S.ZONE_KEY, [S.ZONE_KEY, S.HOSTNAME_KEY]), 
 def _answers(state: ClusterState, queries: list) -> list:
     """What the indexes say for each (namespace, selector), pods by key (their order is the
     index's, not part of the answer)."""
+    some = state.node_list[::-2]    # count_by_domain_on: every other node, backwards
     return [(state.count_matching(ns, sel), sorted(p.key for p in state.pods_matching(ns, sel)),
-             [state.count_by_domain(ns, sel, key, keys) for key, keys in DOMAIN_QUERIES])
+             [state.count_by_domain(ns, sel, key, keys) for key, keys in DOMAIN_QUERIES],
+             [list(state.count_by_domain_on(ns, sel, key, some).items()) for key, _ in DOMAIN_QUERIES])
             for ns, sel in queries]
 
 
@@ -119,6 +121,15 @@ def test_count_by_domain_sums_nodes_by_label_and_lists_empty_domains():
     assert state.count_by_domain("default", web, S.ZONE_KEY, [S.ZONE_KEY]) == {"a": 4, "b": 0}
     assert state.count_by_domain("default", web, S.ZONE_KEY, []) == {"a": 4, "": 1, "b": 0}
     assert state.count_by_domain("default", None, S.ZONE_KEY, [S.ZONE_KEY]) == {"a": 0, "b": 0}
+    # Over some nodes: their domains in the order the nodes first have them, nodes from elsewhere
+    # (equal copies) counted alike.
+    some = [state.nodes[name] for name in ("node-3", "node-2", "node-0")]
+    assert list(state.count_by_domain_on("default", web, S.ZONE_KEY, some).items()) == [("b", 0), ("", 1), ("a", 2)]
+    copies = [copy.deepcopy(n) for n in some]
+    assert list(state.count_by_domain_on("default", web, S.ZONE_KEY, copies).items()) == [("b", 0), ("", 1), ("a", 2)]
+    assert state.count_by_domain_on("default", None, S.ZONE_KEY, some) == {"b": 0, "": 0, "a": 0}
+    state.bind(S.structure({**pods[0], "metadata": {**pods[0]["metadata"], "name": "more"}}), "node-3")
+    assert state.count_by_domain_on("default", web, S.ZONE_KEY, some) == {"b": 1, "": 1, "a": 2}
 
 
 def test_a_list_with_a_term_that_does_not_parse_is_left_out_whole():

@@ -61,6 +61,9 @@ class ClusterState:
         self.node_index: dict[str, int] = {}
         self.node_versions = np.zeros(0, dtype=np.int64)
         self.generation = 0     # bumped with any node's version
+        # The node (its position) whose version each bump changed, from generation changed_from on.
+        self.changed: list[int] = []
+        self.changed_from = 0
         self.cache: dict = {}   # executors' per-state caches, by owner
         self._matching: dict = {}   # pods_matching's answers until a pod arrives or leaves
         # Bound pods that count_matching counts: key → node; per label, how many on each node.
@@ -76,6 +79,7 @@ class ClusterState:
         # made from (updated with it).
         self._domains: dict = {}
         self._domain_counts: dict = {}
+        self._count_arrays: dict = {}   # selector key → (count_matching's map, its counts by node position)
         # The bound pods' pod (anti-)affinity terms by kind, grouped by term (placed_terms), and
         # per kind the answer until one of its groups changes.
         self._placed: dict[str, dict] = {kind: {} for kind in PLACED_TERM_KINDS}
@@ -131,6 +135,7 @@ class ClusterState:
                 state._account(pod, pod.spec.node_name)
             elif not pod.spec.node_name and pod.status.nominated_node_name and pod.status.phase not in TERMINAL_PHASES:
                 state.nominated[pod.key] = pod
+        state.changed, state.changed_from = [], state.generation    # no one asks what building changed
         return state
 
     # ---- queries ----
@@ -150,6 +155,18 @@ class ClusterState:
         if found is None:
             found = self._having[id(pods_by_node)] = [self.nodes[name] for name, pods in pods_by_node.items() if pods]
         return found
+
+    def workload(self, kind: str, namespace: str, name: str) -> "model.Workload | None":
+        """The ReplicaSet, StatefulSet or ReplicationController of this kind, namespace and
+        name (the first loaded, should there be two), as the scheduler's listers get it."""
+        return self._workloads_by_key.get((kind, namespace, name))
+
+    @functools.cached_property
+    def _workloads_by_key(self) -> dict:
+        by_key: dict = {}
+        for w in self.workloads:
+            by_key.setdefault((w.kind, w.metadata.namespace, w.metadata.name), w)
+        return by_key
 
     def nodes_with_image(self, name: str) -> list[model.Node]:
         """The nodes, in name order, holding an image known by this name."""
@@ -376,6 +393,7 @@ class ClusterState:
         if len(self._counts) > self.MAX_COUNTED_SELECTORS:
             forgotten, (forgotten_selector, _) = self._counts.popitem(last=False)
             self._domain_counts.pop(forgotten, None)
+            self._count_arrays.pop(forgotten, None)
             self._counted_by(forgotten[0], forgotten_selector).discard(forgotten)
         return counts
 
@@ -412,6 +430,61 @@ class ClusterState:
                 by_domain[domain] += count
         derived[(key, keys)] = (counts, by_domain)
         return by_domain
+
+    def count_by_domain_on(self, namespace: str, selector: "model.LabelSelector | None", key: str,
+                           nodes: list) -> dict[str, int]:
+        """count_by_domain over the given nodes: domain → how many pods count_matching counts on
+        them, each node's domain present (in the order the nodes first have it)."""
+        pos = self.positions(nodes)
+        if pos is None:     # not the state's own nodes
+            counts = self.count_matching(namespace, selector)
+            out: dict = {}
+            for n in nodes:
+                domain = n.metadata.labels.get(key, "")
+                out[domain] = out.get(domain, 0) + counts.get(n.metadata.name, 0)
+            return out
+        codes, domains = self._domain_codes(key)
+        at = codes[pos]
+        totals = np.bincount(at, weights=self.count_matching_by_position(namespace, selector)[pos],
+                             minlength=len(domains))
+        present, first = np.unique(at, return_index=True)
+        return {domains[i]: int(totals[i]) for i in present[np.argsort(first)].tolist()}
+
+    def _domain_codes(self, key: str) -> "tuple[np.ndarray, list[str]]":
+        """Per node position, which of the label's values (its domains, "" for none) it has."""
+        kept = self.cache.setdefault("domain codes", {})
+        if key not in kept:
+            index: dict = {}
+            codes = [index.setdefault(n.metadata.labels.get(key, ""), len(index)) for n in self.nodes.values()]
+            kept[key] = (np.array(codes, dtype=np.int64), list(index))
+        return kept[key]
+
+    def count_matching_by_position(self, namespace: str, selector: "model.LabelSelector | None") -> np.ndarray:
+        """count_matching as an array in the state's node order."""
+        counts = self.count_matching(namespace, selector)
+        key = _selector_key(namespace, selector) if selector is not None else None
+        hit = self._count_arrays.get(key)
+        if hit is not None and hit[0] is counts:    # kept up to date by _recount
+            return hit[1]
+        on = [(self.node_index[name], c) for name, c in counts.items() if name in self.node_index]
+        per_node = np.zeros(len(self.node_index), dtype=np.int64)
+        if on:
+            at, c = zip(*on)
+            per_node[list(at)] = c
+        if key is not None:
+            self._count_arrays[key] = (counts, per_node)
+        return per_node
+
+    def positions(self, nodes: list) -> "np.ndarray | None":
+        """Where each of these nodes is in the state's node order; None when one is not the
+        state's own."""
+        by_identity = self.cache.get("node positions")
+        if by_identity is None:     # the state holds its nodes, so their ids stay theirs
+            by_identity = self.cache["node positions"] = {id(node): i for i, node in enumerate(self.nodes.values())}
+        try:
+            return np.fromiter(map(by_identity.__getitem__, map(id, nodes)), dtype=np.int64, count=len(nodes))
+        except KeyError:
+            return None
 
     def placed_terms(self, kind: str) -> list[dict]:
         """The pod (anti-)affinity terms of this kind (PLACED_TERM_KINDS) of the bound pods, one
@@ -469,6 +542,11 @@ class ClusterState:
             else:
                 counts.pop(node, None)
             self._counts[key] = (selector, counts)
+            kept = self._count_arrays.get(key)
+            if kept is not None and kept[0] is before:
+                per_node = kept[1].copy()
+                per_node[self.node_index[node]] = left
+                self._count_arrays[key] = (counts, per_node)
             derived = self._domain_counts.get(key, {})
             for domain_key, (made_from, by_domain) in derived.items():
                 if made_from is not before:
@@ -487,18 +565,25 @@ class ClusterState:
             self.pods_by_node[node] = [p for p in self.pods_by_node[node] if p.key != pod.key]
             _add_into(self.requested[node], pod_requests(pod), -1)
             _add_into(self.nonzero_requested[node], nonzero_pod_requests(pod), -1)
-            self.node_versions[self.node_index[node]] += 1
-            self.generation += 1
+            self._bump(self.node_index[node])
             self._matching.clear()
             self._recount(pod, node, -1)
+
+    def _bump(self, position: int) -> None:
+        self.node_versions[position] += 1
+        self.generation += 1
+        self.changed.append(position)
+
+    def changed_since(self, generation: int) -> "list[int] | None":
+        """The positions of the nodes whose pods changed after that generation (None: not known)."""
+        return self.changed[generation - self.changed_from:] if generation >= self.changed_from else None
 
     def _account(self, pod: model.Pod, node: str) -> None:
         self.pods_by_node[node].append(pod)
         self._index(pod)
         _add_into(self.requested[node], pod_requests(pod), 1)
         _add_into(self.nonzero_requested[node], nonzero_pod_requests(pod), 1)
-        self.node_versions[self.node_index[node]] += 1
-        self.generation += 1
+        self._bump(self.node_index[node])
         self._matching.clear()
         self._recount(pod, node, 1)
 

@@ -412,7 +412,7 @@ def _cache_key(token, reads: tuple, venv: dict):
 
 
 class _Entry:
-    __slots__ = ("id", "values", "versions", "last", "born", "met_again", "members")
+    __slots__ = ("id", "values", "versions", "last", "born", "met_again", "members", "synced")
 
     def __init__(self, ident: int, size: int, born: int):
         self.id = ident      # what keys of expressions over this one's value name it by
@@ -428,6 +428,9 @@ class _Entry:
         # members, and per node in `values` a code whose bit i says members[i] is in its list.
         # Read back as a Seq, the lists stay masks that vector operations work on.
         self.members = None
+        # A generation of the state at which every node's value was up to date (a value that
+        # reads no pods stays so): from then on, only the nodes whose pods changed are looked at.
+        self.synced = None
 
     def column(self, pos):
         if self.members is None:
@@ -565,10 +568,10 @@ class NodeCache:
             last = entry.last
             if last is not None and last[0] is pos and (not dynamic or last[1] == self.state.generation):
                 return last[2]
-        sub = np.flatnonzero(self._missing(entry, dynamic, pos))
+        sub = self._stale(entry, dynamic, pos)
         widen = _node_variable(venv, free) if len(sub) > FEW_NODES and n < len(entry.versions) else None
         if widen is not None:
-            everywhere = np.flatnonzero(self._missing(entry, dynamic, slice(None)))
+            everywhere = self._stale(entry, dynamic, None)
             try:
                 v = vec(self._at(venv, widen, everywhere), len(everywhere))     # _at marks it missed
             except POLICY_ERRORS:
@@ -582,6 +585,8 @@ class NodeCache:
             v = compute(_missed(restrict(venv, sub) if len(sub) < n else dict(venv)), len(sub))
             if not self._keep(key, entry, pos[sub], v):
                 return vec(venv, n) if len(sub) < n else v
+        if entry.synced != self.state.generation and (widen is not None or len(sub)):
+            self._sync(entry, dynamic)
         col = entry.column(pos)
         entry.last = (pos, self.state.generation, col)
         return col
@@ -596,10 +601,37 @@ class NodeCache:
         return made >= ONE_OFF_KEYS and self.state.generation - first >= ONE_OFF_KEYS \
             and self.met_again[token] * MET_AGAIN_ONE_IN < made
 
-    def _missing(self, entry: _Entry, dynamic: bool, pos) -> np.ndarray:
+    def _stale(self, entry: _Entry, dynamic: bool, pos: "np.ndarray | None") -> np.ndarray:
+        """Where in pos (None: every node) the nodes are whose values are missing or out of
+        date. Once an entry was in sync, only the nodes changed since are looked at."""
+        state = self.state
+        if entry.synced is not None:
+            if not dynamic or entry.synced == state.generation:
+                return _NOWHERE
+            changed = state.changed_since(entry.synced)
+            if changed is not None and len(changed) <= FEW_CHANGED:
+                changed = np.array(changed, dtype=np.int64)
+                at = changed if pos is None else np.flatnonzero(np.isin(pos, changed))
+                where = at if pos is None else pos[at]
+                return at[entry.versions[where] != state.node_versions[where]]
+        if pos is None:
+            pos = slice(None)
         if dynamic:
-            return entry.versions[pos] != self.state.node_versions[pos]
-        return entry.versions[pos] < 0
+            return np.flatnonzero(entry.versions[pos] != state.node_versions[pos])
+        return np.flatnonzero(entry.versions[pos] < 0)
+
+    def _sync(self, entry: _Entry, dynamic: bool) -> None:
+        """Note the entry in sync when, values just computed, every node's is up to date."""
+        state = self.state
+        if entry.synced is not None and dynamic:
+            changed = state.changed_since(entry.synced)
+            if changed is not None and len(changed) <= FEW_CHANGED:
+                if (entry.versions[changed] == state.node_versions[changed]).all():
+                    entry.synced = state.generation
+                return
+        done = entry.versions == state.node_versions if dynamic else entry.versions >= 0
+        if done.all():
+            entry.synced = state.generation
 
     def _at(self, venv: dict, var: str, pos: np.ndarray) -> dict:
         """venv's plain values, and ``var`` the nodes at ``pos`` of the state."""
@@ -638,6 +670,8 @@ ONE_OFF_KEYS = 16   # see NodeCache._one_off
 MET_AGAIN_ONE_IN = 4
 EXPLODE_MIN = 16    # lists per node with at least this many members in all are one batch
 FEW_NODES = 8       # missing values of at most this many nodes are computed node by node
+FEW_CHANGED = 16    # an entry in sync looks at the nodes changed since, when there are at most this many
+_NOWHERE = np.zeros(0, dtype=np.int64)
 POLICY_ERRORS = (EvalError, TypeError, ValueError, ArithmeticError)
 
 
@@ -654,18 +688,12 @@ def node_positions(state, seq) -> "np.ndarray | None":
         return np.zeros(0, dtype=np.int64)
     if state is None or not isinstance(seq[0], Node):
         return None
-    by_identity = state.cache.get("node positions")
-    if by_identity is None:   # the state holds its nodes, so their ids stay theirs
-        by_identity = state.cache["node positions"] = {id(node): i for i, node in enumerate(state.nodes.values())}
     # The same list (cluster.nodes, the feasible nodes) is batched by many expressions of a cycle.
     recent = state.cache.setdefault("lists' node positions", OrderedDict())
     hit = recent.get(id(seq))
     if hit is not None and hit[0] is seq:
         return hit[1]
-    try:
-        pos = np.fromiter(map(by_identity.__getitem__, map(id, seq)), dtype=np.int64, count=len(seq))
-    except KeyError:
-        pos = None
+    pos = state.positions(seq)
     remember_positions(state, seq, pos)
     return pos
 
@@ -711,11 +739,12 @@ def _lifted(ir: P.Comp):
         m = len(seq)
         env = {k: v for k, v in venv.items()
                if k not in ("$pos", "$cache") and not isinstance(v, (*VARYING, np.ndarray))}
-        env[var] = col_of(list(seq))
         pos = node_positions(venv.get("$state"), seq)
         if pos is not None:     # the state's nodes: a node batch, with the node cache
-            env[var].key = ("node",)
+            env[var] = Col(by_position(venv["$state"])[0][pos], ("node",))
             env["$pos"], env["$cache"] = pos, NodeCache.of(venv["$state"])
+        else:
+            env[var] = col_of(list(seq))
         try:
             if kind in ("any", "all") and element is None and where is not None:
                 t = truth(where(env, m), m)
@@ -725,16 +754,17 @@ def _lifted(ir: P.Comp):
             if mask is False or (isinstance(mask, np.ndarray) and not mask.any()):
                 return _AGGREGATE[kind]([])
             values = values_of(on(element, env, m, mask), m) if element is not None else list(seq)
-            keep = [True] * m if mask is True else mask.tolist()
+            if mask is not True:
+                values = list(compress(values, mask.tolist()))
             if kind == "group":
+                keys = values_of(on(by, env, m, mask), m)
                 groups: dict = {}
-                for key, v, k in zip(values_of(on(by, env, m, mask), m), values, keep):
-                    if k:
-                        groups.setdefault(key, []).append(v)
+                for key, v in zip(keys if mask is True else compress(keys, mask.tolist()), values):
+                    groups.setdefault(key, []).append(v)
                 return groups
         except POLICY_ERRORS:
             return ref(venv)    # the reference stops where it stops; its error, if any, is the answer
-        return _AGGREGATE[kind](list(compress(values, keep)))
+        return _AGGREGATE[kind](values)
 
     def one_by_one(venv: dict, seq):
         """The reference's loop, its parts in vector form (they may hold long comprehensions)."""
@@ -1329,10 +1359,13 @@ def _quantity_amount(convert):
     return run
 
 
-def _count_on_node(state, args, n):
+def _count_on_node(venv, args, n):
     nodes, namespace, selector = args
     if not isinstance(nodes, Col) or isinstance(namespace, VARYING) or isinstance(selector, VARYING):
         return None
+    state = venv.get("$state")
+    if nodes.key == ("node",):      # the batch's nodes: their counts read at their positions
+        return Col(state.count_matching_by_position(namespace, selector)[venv["$pos"]])
     each = nodes.a.tolist()
     if set(map(type, each)) != {Node}:
         return None
@@ -1345,7 +1378,7 @@ _VECTOR_BUILTINS = {
     "min": _min_max(np.minimum), "max": _min_max(np.maximum),
     "milli": _quantity_amount(bi.milli), "value": _quantity_amount(bi.value),
 }
-_VECTOR_STATE_BUILTINS = {"count_on_node": _count_on_node}    # these are given the cluster state too
+_VECTOR_STATE_BUILTINS = {"count_on_node": _count_on_node}    # these are given the batch's venv too
 
 
 def _call(ir: P.CallBuiltin):
@@ -1363,7 +1396,7 @@ def _call(ir: P.CallBuiltin):
                 return out
         if b.needs_state:
             state = venv.get("$state")
-            out = with_state(state, values, n) if with_state is not None else None
+            out = with_state(venv, values, n) if with_state is not None else None
             if out is not None:
                 return out
             return elementwise(lambda *xs: impl(state, *xs), values, n)
