@@ -385,6 +385,13 @@ def _count_by_domain_on(state, namespace, selector, key, nodes):
     return state.count_by_domain_on(namespace, selector, key, nodes or [])
 
 
+@builtin("domains_of", [STRING, list_of(record("Node"))], list_of(STRING),
+         "The values of node label `key` the nodes have (\"\" for a node without it), each once, in the "
+         "order the nodes first have them.", needs_state=True)
+def _domains_of(state, key, nodes):
+    return state.domains_of(key, nodes or [])
+
+
 PLACED_TERM = anon_record([
     ("selector", record("LabelSelector")), ("namespaces", list_of(STRING)),
     ("namespaceSelector", record("LabelSelector")), ("topologyKey", STRING), ("weight", INT),

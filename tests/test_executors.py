@@ -185,3 +185,29 @@ def test_the_node_cache_keeps_lists_of_plain_members_as_they_were():
     entry.store(np.arange(2), Seq([1], [np.array([True, False])]))
     entry.store(np.array([1]), [True])
     assert [[type(x) for x in xs] for xs in values_of(entry.column(np.arange(2)), 2)] == [[int], [bool]]
+
+
+def test_a_branch_not_taken_fails_on_no_node():
+    """Arithmetic branches of an `if` may be computed over the whole batch and picked from; a
+    branch that would fail on the nodes that do not take it (a division by zero) must not fail
+    the pod, and branches of different kinds of number keep each node's own."""
+    from policylang.cluster.state import ClusterState
+
+    text = ("policy Team\n\nscore team {\n"
+            "    let cpu = milli(node.status.allocatable[\"cpu\"] ?? 0) / 1000\n"
+            "    value int(if cpu % 2 == 1 then 100 / (cpu % 2) else 3)"
+            " + int(if cpu > 2 then 1.5 else 2) + (if cpu == 0 then 0 else 64 / cpu)\n"
+            "    normalize max\n}\n\n"
+            "profile team {\n    use Team weight 1\n}\n")
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{cpu}"},
+              "status": {"allocatable": {"cpu": str(cpu), "pods": "10"}}} for cpu in range(6)]
+    pod = S.structure({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                       "spec": {"containers": [{"name": "c"}]}})
+    reference_exe, vector_exe = executables(_team_plan(text))
+    decisions = [schedule(reference_exe, ClusterState.build([S.structure(n) for n in nodes]), pod)]
+    with mock.patch.object(Executable, "reference", side_effect=AssertionError("fell back to the reference")):
+        decisions.append(schedule(vector_exe, ClusterState.build([S.structure(n) for n in nodes]), pod))
+    assert decisions[0].message is None
+    assert decisions[1] == decisions[0]
+    raws = {r.name: r.scores["Team"].raw for r in decisions[1].nodes}
+    assert raws == {"node-0": 5, "node-1": 166, "node-2": 37, "node-3": 122, "node-4": 20, "node-5": 113}

@@ -128,6 +128,7 @@ def test_count_by_domain_sums_nodes_by_label_and_lists_empty_domains():
     copies = [copy.deepcopy(n) for n in some]
     assert list(state.count_by_domain_on("default", web, S.ZONE_KEY, copies).items()) == [("b", 0), ("", 1), ("a", 2)]
     assert state.count_by_domain_on("default", None, S.ZONE_KEY, some) == {"b": 0, "": 0, "a": 0}
+    assert state.domains_of(S.ZONE_KEY, some) == state.domains_of(S.ZONE_KEY, copies) == ["b", "", "a"]
     state.bind(S.structure({**pods[0], "metadata": {**pods[0]["metadata"], "name": "more"}}), "node-3")
     assert state.count_by_domain_on("default", web, S.ZONE_KEY, some) == {"b": 1, "": 1, "a": 2}
 

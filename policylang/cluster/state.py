@@ -450,6 +450,16 @@ class ClusterState:
         present, first = np.unique(at, return_index=True)
         return {domains[i]: int(totals[i]) for i in present[np.argsort(first)].tolist()}
 
+    def domains_of(self, key: str, nodes: list) -> list[str]:
+        """The values of node label ``key`` ("" for a node without it) the nodes have, each once,
+        in the order the nodes first have them."""
+        pos = self.positions(nodes)
+        if pos is None:
+            return list(dict.fromkeys(n.metadata.labels.get(key, "") for n in nodes))
+        codes, domains = self._domain_codes(key)
+        present, first = np.unique(codes[pos], return_index=True)
+        return [domains[i] for i in present[np.argsort(first)].tolist()]
+
     def _domain_codes(self, key: str) -> "tuple[np.ndarray, list[str]]":
         """Per node position, which of the label's values (its domains, "" for none) it has."""
         kept = self.cache.setdefault("domain codes", {})

@@ -313,8 +313,9 @@ def _sum(values) -> Any:
 
 def _extreme(pick):
     def run(values):
-        present = [v for v in values if v is not None]
-        return pick(present) if present else None
+        if type(values) is not list or None in values:
+            values = [v for v in values if v is not None]
+        return pick(values) if values else None
     return run
 
 

@@ -997,6 +997,8 @@ def _op(ir: P.Op):
 
         def member(venv, n):
             x, c = left(venv, n), right(venv, n)
+            if isinstance(c, (dict, list, tuple)) and not c:     # nothing is in an empty one
+                return Col(np.full(n, negate)) if isinstance(x, VARYING) else negate
             if isinstance(c, Col) and not isinstance(x, VARYING):
                 hits = _contains_in_each(x, c.a)
             elif isinstance(x, Col) and isinstance(c, (dict, list, tuple)):
@@ -1051,11 +1053,18 @@ def _neg(ir: P.Neg):
 
 def _cond(ir: P.Cond):
     cond, then, else_ = vcompile(ir.cond), vcompile(ir.then), vcompile(ir.else_)
+    # Branches of arithmetic on numbers: both computed over the batch and picked from, when
+    # neither fails anywhere (cheaper than a sub-batch each, and the values are the same).
+    arithmetic = _arithmetic(ir.then) and _arithmetic(ir.else_)
 
     def run(venv, n):
         c = truth(cond(venv, n), n)
         if not isinstance(c, np.ndarray):
             return then(venv, n) if c else else_(venv, n)
+        if arithmetic:
+            picked = _picked(c, then, else_, venv, n)
+            if picked is not None:
+                return picked
         yes, no = np.flatnonzero(c), np.flatnonzero(~c)
         parts = []
         if len(yes):
@@ -1064,6 +1073,31 @@ def _cond(ir: P.Cond):
             parts.append((no, else_(restrict(venv, no), len(no)) if len(no) < n else else_(venv, n)))
         return merge(parts, n)
     return run
+
+
+def _arithmetic(ir) -> bool:
+    """Numbers, variables, fields and arithmetic on them only: nothing that is costly or could
+    mean anything but a number."""
+    if isinstance(ir, (P.Const, P.Var)):
+        return True
+    if isinstance(ir, P.GetField):
+        return _arithmetic(ir.target)
+    if isinstance(ir, P.Op) and ir.op not in _ARITH:
+        return False
+    return _cheap(ir) and all(_arithmetic(part) for part in P.parts(ir))
+
+
+def _picked(c: np.ndarray, then: VFn, else_: VFn, venv: dict, n: int) -> "Col | None":
+    """Where c holds then's value, else else_'s, both computed over the batch; None when either
+    fails somewhere or their numbers are not of one kind (the branches are then taken apart)."""
+    try:
+        a, b = then(dict(venv), n), else_(dict(venv), n)
+    except POLICY_ERRORS:
+        return None
+    kind = _num_kind(a)
+    if kind not in ("int", "float") or _num_kind(b) != kind:
+        return None
+    return Col(np.where(c, _arr(a), _arr(b)))
 
 
 def _list(ir: P.MakeList):
