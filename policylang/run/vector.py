@@ -603,17 +603,10 @@ class NodeCache:
 
     def _stale(self, entry: _Entry, dynamic: bool, pos: "np.ndarray | None") -> np.ndarray:
         """Where in pos (None: every node) the nodes are whose values are missing or out of
-        date. Once an entry was in sync, only the nodes changed since are looked at."""
+        date: none while the entry is in sync."""
         state = self.state
-        if entry.synced is not None:
-            if not dynamic or entry.synced == state.generation:
-                return _NOWHERE
-            changed = state.changed_since(entry.synced)
-            if changed is not None and len(changed) <= FEW_CHANGED:
-                changed = np.array(changed, dtype=np.int64)
-                at = changed if pos is None else np.flatnonzero(np.isin(pos, changed))
-                where = at if pos is None else pos[at]
-                return at[entry.versions[where] != state.node_versions[where]]
+        if entry.synced is not None and (not dynamic or entry.synced == state.generation):
+            return _NOWHERE
         if pos is None:
             pos = slice(None)
         if dynamic:
@@ -670,7 +663,7 @@ ONE_OFF_KEYS = 16   # see NodeCache._one_off
 MET_AGAIN_ONE_IN = 4
 EXPLODE_MIN = 16    # lists per node with at least this many members in all are one batch
 FEW_NODES = 8       # missing values of at most this many nodes are computed node by node
-FEW_CHANGED = 16    # an entry in sync looks at the nodes changed since, when there are at most this many
+FEW_CHANGED = 16    # an entry that was in sync is checked again at the nodes changed since, up to this many
 _NOWHERE = np.zeros(0, dtype=np.int64)
 POLICY_ERRORS = (EvalError, TypeError, ValueError, ArithmeticError)
 
