@@ -211,3 +211,33 @@ def test_a_branch_not_taken_fails_on_no_node():
     assert decisions[1] == decisions[0]
     raws = {r.name: r.scores["Team"].raw for r in decisions[1].nodes}
     assert raws == {"node-0": 5, "node-1": 166, "node-2": 37, "node-3": 122, "node-4": 20, "node-5": 113}
+
+
+def test_kept_columns_of_few_values_are_looked_up_once_per_value():
+    """A column read from the node cache whose values are few (a zone per node) is looked up
+    per distinct value and spread back by code: the same values as per node, after a sub-batch
+    too; columns not yet complete, of unhashable values or of too many values are not coded."""
+    import numpy as np
+
+    from policylang.run.vector import FEW_DISTINCT, Col, _Entry, codes_of, take
+
+    zones = ["a", "b", "a", "c", "b", "a"]
+    entry = _Entry(1, 6, 0)
+    entry.store(np.arange(3), Col(np.array(zones[:3], dtype=object)))
+    assert codes_of(entry.column(np.arange(3))) is None     # three nodes have no value yet
+    entry.store(np.arange(3, 6), Col(np.array(zones[3:], dtype=object)))
+    entry.synced = 0
+    pos = np.array([5, 3, 1, 0])
+    col = entry.column(pos)
+    for c, values in ((col, [zones[i] for i in pos]), (take(col, np.array([1, 3])), ["c", "a"])):
+        codes, distinct = codes_of(c)
+        assert [distinct[i] for i in codes.tolist()] == values
+    unhashable = _Entry(2, 2, 0)
+    unhashable.store(np.arange(2), Col(np.array([None, None], dtype=object)))
+    unhashable.values[:] = [["x"], ["y"]]
+    unhashable.synced = 0
+    assert codes_of(unhashable.column(np.arange(2))) is None
+    many = _Entry(3, FEW_DISTINCT + 1, 0)
+    many.store(np.arange(FEW_DISTINCT + 1), Col(np.array([f"n{i}" for i in range(FEW_DISTINCT + 1)], dtype=object)))
+    many.synced = 0
+    assert codes_of(many.column(np.arange(FEW_DISTINCT + 1))) is None

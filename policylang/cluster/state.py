@@ -476,11 +476,11 @@ class ClusterState:
         hit = self._count_arrays.get(key)
         if hit is not None and hit[0] is counts:    # kept up to date by _recount
             return hit[1]
-        on = [(self.node_index[name], c) for name, c in counts.items() if name in self.node_index]
-        per_node = np.zeros(len(self.node_index), dtype=np.int64)
-        if on:
-            at, c = zip(*on)
-            per_node[list(at)] = c
+        index = self.node_index
+        at = np.fromiter((index.get(name, -1) for name in counts), dtype=np.int64, count=len(counts))
+        per_node = np.zeros(len(index), dtype=np.int64)
+        on = at >= 0
+        per_node[at[on]] = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))[on]
         if key is not None:
             self._count_arrays[key] = (counts, per_node)
         return per_node

@@ -45,11 +45,12 @@ FLOAT_EXACT = 1 << 53      # ints compared with floats exactly only below this
 
 class Col:
     """One value per node of the batch; ``key`` names how it was computed from the nodes
-    alone (see NodeCache), None when it depends on more."""
-    __slots__ = ("a", "key")
+    alone (see NodeCache), None when it depends on more. ``source``: the node cache entry and
+    positions it was read at (see codes_of)."""
+    __slots__ = ("a", "key", "source")
 
-    def __init__(self, a: np.ndarray, key=None):
-        self.a, self.key = a, key
+    def __init__(self, a: np.ndarray, key=None, source=None):
+        self.a, self.key, self.source = a, key, source
 
 
 class Rec:
@@ -111,6 +112,16 @@ def values_of(v, n: int) -> list:
     return [v] * n
 
 
+def codes_of(col: Col) -> "tuple[np.ndarray, list] | None":
+    """A column read from the node cache with few distinct values, as (per node, which of
+    them; the values)."""
+    if col.source is None:
+        return None
+    entry, pos = col.source
+    encoded = entry.codes()
+    return (encoded[0][pos], encoded[1]) if encoded is not None else None
+
+
 def plain_members(seq: "Seq") -> bool:
     return len(seq.items) < 63 and not any(isinstance(x, VARYING) for x in seq.items)
 
@@ -127,7 +138,7 @@ def member_codes(seq: "Seq", n: int) -> "tuple[list[int], list[list]]":
 
 def take(v, sel: np.ndarray):
     if isinstance(v, Col):
-        return Col(v.a[sel], v.key)
+        return Col(v.a[sel], v.key, v.source and (v.source[0], v.source[1][sel]))
     if isinstance(v, Rec):
         return Rec({k: take(x, sel) for k, x in v.fields.items()})
     if isinstance(v, Seq):
@@ -412,7 +423,7 @@ def _cache_key(token, reads: tuple, venv: dict):
 
 
 class _Entry:
-    __slots__ = ("id", "values", "versions", "last", "born", "met_again", "members", "synced")
+    __slots__ = ("id", "values", "versions", "last", "born", "met_again", "members", "synced", "encoded")
 
     def __init__(self, ident: int, size: int, born: int):
         self.id = ident      # what keys of expressions over this one's value name it by
@@ -431,12 +442,28 @@ class _Entry:
         # A generation of the state at which every node's value was up to date (a value that
         # reads no pods stays so): from then on, only the nodes whose pods changed are looked at.
         self.synced = None
+        self.encoded = None     # see codes
 
     def column(self, pos):
         if self.members is None:
-            return Col(self.values[pos], self.id)
+            return Col(self.values[pos], self.id, (self, pos) if self.values.dtype == object else None)
         codes = self.values[pos]
         return Seq(self.members, [(codes & (1 << bit)) != 0 for bit in range(len(self.members))], self.id)
+
+    def codes(self) -> "tuple[np.ndarray, list] | None":
+        """The values as (per node, which of a few distinct values it has; those values), for
+        look-ups by them to be made once per distinct value; None unless every node's value
+        is kept for good and they are few and hashable."""
+        if self.encoded is None and self.synced is not None and self.id > 0:
+            self.encoded = False
+            index: dict = {}
+            try:
+                codes = [index.setdefault(x, len(index)) for x in self.values.tolist()]
+            except TypeError:   # unhashable values (lists, maps)
+                return None
+            if len(index) <= FEW_DISTINCT:
+                self.encoded = (np.array(codes, dtype=np.int64), list(index))
+        return self.encoded or None
 
     def store(self, idx: np.ndarray, v) -> None:
         size = len(self.versions)
@@ -665,6 +692,7 @@ EXPLODE_MIN = 16    # lists per node with at least this many members in all are 
 FEW_NODES = 8       # missing values of at most this many nodes are computed node by node
 FEW_CHANGED = 16    # an entry that was in sync is checked again at the nodes changed since, up to this many
 _NOWHERE = np.zeros(0, dtype=np.int64)
+FEW_DISTINCT = 64   # kept columns with at most this many distinct values are looked up per value
 POLICY_ERRORS = (EvalError, TypeError, ValueError, ArithmeticError)
 
 
@@ -862,9 +890,13 @@ def _index(ir: P.GetIndex):
         # A map looked up per node, or each node's map looked up by one key: the reference's
         # index_value, without a call per node where the answer is a dict lookup.
         if isinstance(obj, dict) and isinstance(k, Col):
+            encoded = codes_of(k)
+            keys = encoded[1] if encoded is not None else k.a.tolist()
             if None in obj:     # a null key finds nothing, even where a map has one
-                return col_of([None if x is None else obj.get(x) for x in k.a.tolist()])
-            return col_of(list(map(obj.get, k.a.tolist())))
+                found = col_of([None if x is None else obj.get(x) for x in keys])
+            else:
+                found = col_of(list(map(obj.get, keys)))
+            return Col(found.a[encoded[0]]) if encoded is not None else found
         if isinstance(obj, Col) and k is not None and not isinstance(k, VARYING):
             return col_of([o.get(k) if type(o) is dict else index_value(o, k) for o in obj.a.tolist()])
         return elementwise(index_value, [obj, k], n)
@@ -995,7 +1027,11 @@ def _op(ir: P.Op):
             if isinstance(c, Col) and not isinstance(x, VARYING):
                 hits = _contains_in_each(x, c.a)
             elif isinstance(x, Col) and isinstance(c, (dict, list, tuple)):
-                hits = np.fromiter(map(c.__contains__, x.a.tolist()), dtype=bool, count=n)
+                encoded = codes_of(x)
+                if encoded is not None:     # once per distinct value
+                    hits = np.fromiter(map(c.__contains__, encoded[1]), dtype=bool, count=len(encoded[1]))[encoded[0]]
+                else:
+                    hits = np.fromiter(map(c.__contains__, x.a.tolist()), dtype=bool, count=n)
             else:
                 return elementwise(lambda x, c: _contains(c, x) != negate, [x, c], n)
             return Col(~hits if negate else hits)
