@@ -95,9 +95,11 @@ def reserve_volumes(exe: Executable, state: ClusterState, pod: Pod, node_name: s
     an existing volume) and `reserved_provisions` (claims to provision there) in its
     environment; the state assumes them, as the scheduler's assume caches do, so the next pod
     sees those volumes taken (ClusterState.assume_volumes)."""
+    if not any(v.persistent_volume_claim or v.ephemeral for v in pod.spec.volumes):
+        return
     plugins = [p.name for p in exe.plan.plugins for f in p.filters for step in f.node_steps
                if isinstance(step, LetStep) and step.name.split("#")[0] == RESERVE_LETS[0]]
-    if not plugins or not any(v.persistent_volume_claim or v.ephemeral for v in pod.spec.volumes):
+    if not plugins:
         return
     pod = exe.apply_rules(state, state.with_priority(pod))
     pre = run_prefilter(exe, state, pod, base_env(state, pod))

@@ -487,14 +487,28 @@ class ClusterState:
 
     def positions(self, nodes: list) -> "np.ndarray | None":
         """Where each of these nodes is in the state's node order; None when one is not the
-        state's own."""
+        state's own. A list met again (the node list, a cycle's feasible nodes) is looked up once."""
+        recent = self.cache.setdefault("lists' node positions", OrderedDict())
+        hit = recent.get(id(nodes))
+        if hit is not None and hit[0] is nodes:
+            return hit[1]
         by_identity = self.cache.get("node positions")
         if by_identity is None:     # the state holds its nodes, so their ids stay theirs
             by_identity = self.cache["node positions"] = {id(node): i for i, node in enumerate(self.nodes.values())}
         try:
-            return np.fromiter(map(by_identity.__getitem__, map(id, nodes)), dtype=np.int64, count=len(nodes))
+            pos = np.fromiter(map(by_identity.__getitem__, map(id, nodes)), dtype=np.int64, count=len(nodes))
         except KeyError:
-            return None
+            pos = None
+        self.remember_positions(nodes, pos)
+        return pos
+
+    def remember_positions(self, nodes: list, pos: "np.ndarray | None") -> None:
+        """Tell positions where a list's nodes are, when its maker knows (the feasible nodes).
+        Lists must not change while remembered: cycles make new ones."""
+        recent = self.cache.setdefault("lists' node positions", OrderedDict())
+        recent[id(nodes)] = (nodes, pos)
+        if len(recent) > 64:
+            recent.popitem(last=False)
 
     def placed_terms(self, kind: str) -> list[dict]:
         """The pod (anti-)affinity terms of this kind (PLACED_TERM_KINDS) of the bound pods, one

@@ -534,6 +534,7 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
                                                 sampling):
                 passed = np.fromiter(map(is_, found, repeat(None)), dtype=bool, count=len(found))
                 fit = np.flatnonzero(passed)
+                part_positions = vector.node_positions(state, part) if exe.executor == "vector" else None
                 enough = sampling is not None and len(feasible) + len(fit) >= sampling.wanted
                 if enough:      # the search stops at the feasible node it wanted last
                     fit = fit[:sampling.wanted - len(feasible)]
@@ -541,8 +542,7 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
                     part, found, passed = part[:last + 1], found[:last + 1], passed[:last + 1]
                 feasible += map(part.__getitem__, fit.tolist())
                 rejected = np.flatnonzero(~passed).tolist()
-                if exe.executor == "vector":
-                    part_positions = vector.node_positions(state, part)
+                if part_positions is not None:
                     positions.append(part_positions[fit])
                     names = vector.by_position(state)[1][part_positions[rejected]].tolist()
                 else:
@@ -552,7 +552,7 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
                     break
             if positions:
                 feasible_positions = np.concatenate(positions)
-                vector.remember_positions(state, feasible, feasible_positions)
+                state.remember_positions(feasible, feasible_positions)
                 feasible_names = vector.by_position(state)[1][feasible_positions].tolist()
             if sampling is not None:
                 sampling.next_start = (sampling.next_start + len(feasible) + len(statuses)) % len(nodes)
@@ -603,7 +603,7 @@ def _filter_in_order(exe: Executable, state: ClusterState, pod: Pod, pre: PreFil
     for start in range(0, len(order), max(chunk, 1)):
         part = order if chunk >= len(order) else order[start:start + chunk]
         if part is not order and whole is not None:
-            vector.remember_positions(state, part, whole[start:start + chunk])
+            state.remember_positions(part, whole[start:start + chunk])
         if not state.nominated:
             yield part, batch.filter_batch(exe, pre, part)
             continue
@@ -636,7 +636,7 @@ def _visit_order(state: ClusterState, nodes: list[Node], sampling: "Sampling | N
     rotated = ordered[start:] + ordered[:start]
     if len(nodes) == len(state.nodes):     # a new list of every node each cycle: say where they are
         pos = vector.node_positions(state, ordered)
-        vector.remember_positions(state, rotated, np.concatenate((pos[start:], pos[:start])))
+        state.remember_positions(rotated, np.concatenate((pos[start:], pos[:start])))
     return rotated
 
 

@@ -709,14 +709,7 @@ def node_positions(state, seq) -> "np.ndarray | None":
         return np.zeros(0, dtype=np.int64)
     if state is None or not isinstance(seq[0], Node):
         return None
-    # The same list (cluster.nodes, the feasible nodes) is batched by many expressions of a cycle.
-    recent = state.cache.setdefault("lists' node positions", OrderedDict())
-    hit = recent.get(id(seq))
-    if hit is not None and hit[0] is seq:
-        return hit[1]
-    pos = state.positions(seq)
-    remember_positions(state, seq, pos)
-    return pos
+    return state.positions(seq)
 
 
 def by_position(state) -> "tuple[np.ndarray, np.ndarray]":
@@ -727,14 +720,6 @@ def by_position(state) -> "tuple[np.ndarray, np.ndarray]":
         arrays = state.cache["nodes by position"] = (np.fromiter(nodes, dtype=object, count=len(nodes)),
                                                      np.fromiter(state.nodes, dtype=object, count=len(nodes)))
     return arrays
-
-
-def remember_positions(state, seq: list, pos: "np.ndarray | None") -> None:
-    """Tell node_positions where a list's nodes are, when its maker knows (the feasible nodes)."""
-    recent = state.cache.setdefault("lists' node positions", OrderedDict())
-    recent[id(seq)] = (seq, pos)
-    if len(recent) > 64:
-        recent.popitem(last=False)
 
 
 def _lifted(ir: P.Comp):
@@ -777,6 +762,9 @@ def _lifted(ir: P.Comp):
             values = values_of(on(element, env, m, mask), m) if element is not None else list(seq)
             if mask is not True:
                 values = list(compress(values, mask.tolist()))
+            if kind == "list" and element is None and pos is not None:     # the state's nodes: say where
+                venv["$state"].remember_positions(values, pos if mask is True else pos[mask])
+                return values
             if kind == "group":
                 keys = values_of(on(by, env, m, mask), m)
                 groups: dict = {}
