@@ -7,6 +7,7 @@ string functions live here. Plugin logic belongs in stdlib_policies/, not here.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -620,16 +621,20 @@ def _valid_label_value(value: str) -> bool:
 
 def _requirement_valid(req) -> bool:
     """labels.NewRequirement's validation: a bad requirement makes its whole term fail."""
-    if not _valid_label_key(req.key):
+    return _valid_requirement(req.key, req.operator, tuple(req.values))
+
+
+@functools.lru_cache(maxsize=4096)     # a pod's terms are checked against every node
+def _valid_requirement(key: str, op: str, values: tuple) -> bool:
+    if not _valid_label_key(key):
         return False
-    op = req.operator
     if op in ("In", "NotIn"):
-        return len(req.values) > 0 and all(_valid_label_value(v) for v in req.values)
+        return len(values) > 0 and all(_valid_label_value(v) for v in values)
     if op in ("Exists", "DoesNotExist"):
-        return len(req.values) == 0
+        return len(values) == 0
     if op in ("Gt", "Lt"):
         # The value must parse as an int64 and, like every requirement value, be a valid label value.
-        return len(req.values) == 1 and _int64(req.values[0]) is not None and _valid_label_value(req.values[0])
+        return len(values) == 1 and _int64(values[0]) is not None and _valid_label_value(values[0])
     return False
 
 
