@@ -491,6 +491,7 @@ class ClusterState:
         recent = self.cache.setdefault("lists' node positions", OrderedDict())
         hit = recent.get(id(nodes))
         if hit is not None and hit[0] is nodes:
+            recent.move_to_end(id(nodes))
             return hit[1]
         by_identity = self.cache.get("node positions")
         if by_identity is None:     # the state holds its nodes, so their ids stay theirs

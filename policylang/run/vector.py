@@ -439,8 +439,8 @@ class _Entry:
         # members, and per node in `values` a code whose bit i says members[i] is in its list.
         # Read back as a Seq, the lists stay masks that vector operations work on.
         self.members = None
-        # A generation of the state at which every node's value was up to date (a value that
-        # reads no pods stays so): from then on, only the nodes whose pods changed are looked at.
+        # A generation of the state at which every node's value was up to date: while no pod
+        # moved since (ever, for a value that reads no pods), a look-up checks no node.
         self.synced = None
         self.encoded = None     # see codes
 
