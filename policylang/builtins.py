@@ -339,6 +339,13 @@ def _node_named(state, name):
     return state.nodes.get(name)
 
 
+@builtin("has_image", [record("Node"), STRING], BOOL,
+         "Whether the node holds an image known by this name (one of its status.images[].names).",
+         needs_state=True)
+def _has_image(state, node, name):
+    return any(name in image.names for image in node.status.images)
+
+
 @builtin("workload", [STRING, STRING, STRING], record("Workload"),
          "The workload (ReplicaSet, StatefulSet, ReplicationController) of this kind, namespace and name, "
          "or null: the scheduler's listers' Get.", needs_state=True)

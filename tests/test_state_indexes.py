@@ -156,3 +156,19 @@ def test_a_list_with_a_term_that_does_not_parse_is_left_out_whole():
     placed = state.placed_terms("preferredAntiAffinity")
     assert [(g["namespaces"], g["namespaceSelector"] is not None, g["weight"], len(g["nodes"])) for g in placed] \
         == [(["team"], False, 7, 1), ([], True, 7, 1)]
+
+
+def test_a_node_holds_an_image_by_any_of_its_names():
+    """has_image answers from the node's own images (any name an image is known by); the
+    vector executor reads the same from the state's holders, per node position."""
+    from policylang.builtins import REGISTRY
+
+    images = {"node-0": [{"names": ["web:v1", "registry/web@sha256:1"], "sizeBytes": 1}],
+              "node-1": [{"names": ["db:v2"], "sizeBytes": 2}], "node-2": []}
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "status": {"images": imgs}}
+             for name, imgs in images.items()]
+    state = ClusterState.build([S.structure(o) for o in nodes])
+    has_image = REGISTRY["has_image"].impl
+    for name in ("web:v1", "registry/web@sha256:1", "db:v2", "db:v1"):
+        assert [has_image(state, n, name) for n in state.node_list] == state.image_holder_mask(name).tolist()
+    assert state.image_holder_mask("registry/web@sha256:1").tolist() == [True, False, False]

@@ -172,6 +172,15 @@ class ClusterState:
         """The nodes, in name order, holding an image known by this name."""
         return self._image_holders.get(name, [])
 
+    def image_holder_mask(self, name: str) -> np.ndarray:
+        """Per node position, whether the node holds an image known by this name."""
+        kept = self.cache.setdefault("image holders by position", {})
+        if name not in kept:
+            mask = np.zeros(len(self.node_index), dtype=bool)
+            mask[[self.node_index[n.metadata.name] for n in self.nodes_with_image(name)]] = True
+            kept[name] = mask
+        return kept[name]
+
     @functools.cached_property
     def _image_holders(self) -> dict[str, list[model.Node]]:
         holders: dict[str, list[model.Node]] = {}

@@ -305,6 +305,7 @@ def _cheap(ir) -> bool:
 # ---- the node cache -----------------------------------------------------------------------------
 
 NODE_LOCAL_BUILTINS = frozenset({"requested", "nonzero_requested", "count_on_node"})   # read one node's pods
+NODE_STATIC_BUILTINS = frozenset({"has_image"})     # read one node only (through the state's indexes)
 NODE_DERIVED = frozenset(DERIVED["Node"])
 
 
@@ -314,7 +315,7 @@ def node_local(ir) -> "str | None":
     "static" (node objects only), "dynamic" (also the pods on a node), or None (it reads the
     wider cluster state)."""
     found = "static"
-    if isinstance(ir, P.CallBuiltin) and bi.REGISTRY[ir.name].needs_state:
+    if isinstance(ir, P.CallBuiltin) and bi.REGISTRY[ir.name].needs_state and ir.name not in NODE_STATIC_BUILTINS:
         if ir.name not in NODE_LOCAL_BUILTINS:
             return None
         found = "dynamic"
@@ -1429,7 +1430,15 @@ _VECTOR_BUILTINS = {
     "min": _min_max(np.minimum), "max": _min_max(np.maximum),
     "milli": _quantity_amount(bi.milli), "value": _quantity_amount(bi.value),
 }
-_VECTOR_STATE_BUILTINS = {"count_on_node": _count_on_node}    # these are given the batch's venv too
+def _has_image(venv, args, n):
+    nodes, name = args
+    if not (isinstance(nodes, Col) and nodes.key == ("node",)) or isinstance(name, VARYING):
+        return None
+    return Col(venv["$state"].image_holder_mask(name)[venv["$pos"]])
+
+
+# These are given the batch's venv too.
+_VECTOR_STATE_BUILTINS = {"count_on_node": _count_on_node, "has_image": _has_image}
 
 
 def _call(ir: P.CallBuiltin):
