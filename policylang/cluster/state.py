@@ -64,7 +64,7 @@ class ClusterState:
         # The node (its position) whose version each bump changed, from generation changed_from on.
         self.changed: list[int] = []
         self.changed_from = 0
-        self.cache: dict = {}   # executors' per-state caches, by owner
+        self.cache: dict = {}   # what executors and the state's own look-ups keep per state, by name
         self._matching: dict = {}   # pods_matching's answers until a pod arrives or leaves
         # Bound pods that count_matching counts: key → node; per label, how many on each node.
         self._counted_on: dict[str, str] = {}
