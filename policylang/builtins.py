@@ -297,13 +297,13 @@ def _container_requests(pod, nonzero):
 @builtin("requested", [record("Node")], RESOURCES, "The sum of requests(p) over the pods on the node.",
          needs_state=True)
 def _requested(state, node):
-    return state.requested.get(node.metadata.name, {})
+    return {} if node is None else state.requested.get(node.metadata.name, {})
 
 
 @builtin("nonzero_requested", [record("Node")], RESOURCES,
          "The sum of nonzero_requests(p) over the pods on the node.", needs_state=True)
 def _nonzero_requested(state, node):
-    return state.nonzero_requested.get(node.metadata.name, {})
+    return {} if node is None else state.nonzero_requested.get(node.metadata.name, {})
 
 
 def is_prefixed_native(name: str) -> bool:
@@ -343,7 +343,7 @@ def _node_named(state, name):
          "Whether the node holds an image known by this name (one of its status.images[].names).",
          needs_state=True)
 def _has_image(state, node, name):
-    return any(name in image.names for image in node.status.images)
+    return node is not None and any(name in image.names for image in node.status.images)
 
 
 @builtin("workload", [STRING, STRING, STRING], record("Workload"),
@@ -373,7 +373,7 @@ def _count_matching(state, namespace, selector):
          "How many pods count_matching(namespace, selector) counts on the node. It changes only with the "
          "pods on the node, so an executor keeps it per node until they change.", needs_state=True)
 def _count_on_node(state, node, namespace, selector):
-    return state.count_matching(namespace, selector).get(node.metadata.name, 0)
+    return 0 if node is None else state.count_matching(namespace, selector).get(node.metadata.name, 0)
 
 
 @builtin("count_by_domain", [STRING, record("LabelSelector"), STRING, list_of(STRING)], map_of(STRING, INT),

@@ -110,7 +110,7 @@ class _Compiler:
 
         try:
             return evaluate(self.expr(e, path, {}), {})
-        except (EvalError, ArithmeticError, TypeError, ValueError) as err:
+        except (EvalError, ArithmeticError, TypeError, ValueError, AttributeError) as err:
             raise PolicyError([Diagnostic("P057", f"this value cannot be computed: {err}", e.span)],
                               self.program.sources) from None
 

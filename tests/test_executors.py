@@ -241,3 +241,31 @@ def test_kept_columns_of_few_values_are_looked_up_once_per_value():
     many.store(np.arange(FEW_DISTINCT + 1), Col(np.array([f"n{i}" for i in range(FEW_DISTINCT + 1)], dtype=object)))
     many.synced = 0
     assert codes_of(many.column(np.arange(FEW_DISTINCT + 1))) is None
+
+
+@pytest.mark.parametrize("reject, message", [
+    # Null nodes: the look-ups answer as for no node.
+    ('has_image(node_named("nope"), "x") or len(requested(node_named("nope"))) > 0'
+     ' or count_on_node(node_named("nope"), "default", null) > 0'
+     ' or len(domains_of("zone", [node_named("nope"), node])) != 1'
+     ' or len(count_by_domain_on("default", null, "zone", [node_named("nope")])) > 0', None),
+    # A record literal where a builtin reads a cluster object: a policy error, not a crash.
+    ('node_selector_term_matches({matchExpressions: [], matchFields: []}, node)',
+     'running filter of plugin "Team": a builtin cannot read its argument'),
+])
+def test_builtins_given_null_or_a_literal_answer_or_fail_as_policies_do(reject, message):
+    from policylang.cluster.state import ClusterState
+
+    text = f"policy Team\n\nfilter team {{\n    reject when {reject}\n        reason \"no\"\n}}\n\n" \
+           "profile team {\n    use Team weight 1\n}\n"
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i}", "labels": {"zone": "a"}}}
+             for i in range(2)]
+    pod = S.structure({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                       "spec": {"containers": [{"name": "c"}]}})
+    decisions = [schedule(exe, ClusterState.build([S.structure(n) for n in nodes]), pod)
+                 for exe in executables(_team_plan(text))]
+    assert decisions[1] == decisions[0]
+    if message is None:
+        assert decisions[0].selected == "node-0"
+    else:
+        assert decisions[0].message.startswith(message)

@@ -445,10 +445,10 @@ class ClusterState:
         """count_by_domain over the given nodes: domain → how many pods count_matching counts on
         them, each node's domain present (in the order the nodes first have it)."""
         pos = self.positions(nodes)
-        if pos is None:     # not the state's own nodes
+        if pos is None:     # not the state's own nodes (or a null among them, left out)
             counts = self.count_matching(namespace, selector)
             out: dict = {}
-            for n in nodes:
+            for n in filter(None, nodes):
                 domain = n.metadata.labels.get(key, "")
                 out[domain] = out.get(domain, 0) + counts.get(n.metadata.name, 0)
             return out
@@ -464,7 +464,7 @@ class ClusterState:
         in the order the nodes first have them."""
         pos = self.positions(nodes)
         if pos is None:
-            return list(dict.fromkeys(n.metadata.labels.get(key, "") for n in nodes))
+            return list(dict.fromkeys(n.metadata.labels.get(key, "") for n in filter(None, nodes)))
         codes, domains = self._domain_codes(key)
         present, first = np.unique(codes[pos], return_index=True)
         return [domains[i] for i in present[np.argsort(first)].tolist()]

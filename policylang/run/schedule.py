@@ -426,6 +426,9 @@ def _call(fn, env, plugin: str, point: str):
         raise PlanRuntimeError(f'running {point} of plugin "{plugin}": {err}') from None
     except (TypeError, ValueError, ArithmeticError) as err:
         raise PlanRuntimeError(f'running {point} of plugin "{plugin}": {err}') from None
+    except AttributeError as err:   # a builtin given null, or a record literal, where it reads an object's field
+        raise PlanRuntimeError(f'running {point} of plugin "{plugin}": a builtin cannot read its argument '
+                               f'({err})') from None
 
 
 # ---- messages -----------------------------------------------------------------------------

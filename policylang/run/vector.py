@@ -694,7 +694,7 @@ FEW_NODES = 8       # missing values of at most this many nodes are computed nod
 FEW_CHANGED = 16    # an entry that was in sync is checked again at the nodes changed since, up to this many
 _NOWHERE = np.zeros(0, dtype=np.int64)
 FEW_DISTINCT = 64   # kept columns with at most this many distinct values are looked up per value
-POLICY_ERRORS = (EvalError, TypeError, ValueError, ArithmeticError)
+POLICY_ERRORS = (EvalError, TypeError, ValueError, ArithmeticError, AttributeError)
 
 
 @P.by_identity
