@@ -269,3 +269,22 @@ def test_builtins_given_null_or_a_literal_answer_or_fail_as_policies_do(reject, 
         assert decisions[0].selected == "node-0"
     else:
         assert decisions[0].message.startswith(message)
+
+
+def test_a_raw_score_of_the_smallest_int64_is_normalised_as_the_reference_does():
+    """-2**63 is an int64 whose absolute value is itself: normalising it with int64 arithmetic
+    overflowed (found by the team-policy property test)."""
+    from policylang.cluster.state import ClusterState
+
+    text = ("policy Team\n\nscore team {\n"
+            "    value 2147483648 * (0 - 2147483648 * len(node.metadata.labels))\n"
+            "    normalize with score * 100 / (max(scores) ?? 1)\n}\n\n"
+            "profile team {\n    use Team weight 1\n}\n")
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i}", "labels": {"a": "1", "b": "2"}}}
+             for i in range(2)]
+    pod = S.structure({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                       "spec": {"containers": [{"name": "c"}]}})
+    reference, vector = (schedule(exe, ClusterState.build([S.structure(n) for n in nodes]), pod)
+                         for exe in executables(_team_plan(text)))
+    assert reference.nodes[0].scores["Team"] == (-(2 ** 63), 100, 1)
+    assert vector == reference

@@ -128,7 +128,8 @@ def normalize(s, raws: np.ndarray, env: dict, feasible: Batch) -> np.ndarray:
     method = s.normalize
     if method == "none":
         return raws
-    if raws.dtype == object or (len(raws) and np.abs(raws).max() >= (1 << 62) // MAX_NODE_SCORE):
+    limit = (1 << 62) // MAX_NODE_SCORE     # (not np.abs: the smallest int64 is its own absolute value)
+    if raws.dtype == object or (len(raws) and (raws.max() >= limit or raws.min() <= -limit)):
         return np.array(_python_normalize(s, raws.tolist(), env, feasible), dtype=object)
     if method in ("max", "reverse"):
         top = max(0, int(raws.max(initial=0)))
