@@ -27,6 +27,17 @@ class EvalError(Exception):
     """A runtime failure inside a policy (division by zero, a bad conversion)."""
 
 
+# What evaluating a policy raises when the policy, not the engine, fails: reported as the
+# policy's error. AttributeError: a builtin given null, or a record literal, where it reads a
+# cluster object's field.
+POLICY_ERRORS = (EvalError, TypeError, ValueError, ArithmeticError, AttributeError)
+
+
+def error_text(err: Exception) -> str:
+    """A policy error as its message says it."""
+    return f"a builtin cannot read its argument ({err})" if isinstance(err, AttributeError) else str(err)
+
+
 @attrs.frozen
 class Builtin:
     name: str

@@ -105,13 +105,13 @@ class _Compiler:
 
     def constant(self, e, path: str):
         """A param's value, computed once; a value that cannot be computed is a policy error."""
-        from .builtins import EvalError
+        from .builtins import POLICY_ERRORS, error_text
         from .run.interpret import evaluate
 
         try:
             return evaluate(self.expr(e, path, {}), {})
-        except (EvalError, ArithmeticError, TypeError, ValueError, AttributeError) as err:
-            raise PolicyError([Diagnostic("P057", f"this value cannot be computed: {err}", e.span)],
+        except POLICY_ERRORS as err:
+            raise PolicyError([Diagnostic("P057", f"this value cannot be computed: {error_text(err)}", e.span)],
                               self.program.sources) from None
 
     # ---- blocks ----

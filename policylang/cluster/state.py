@@ -177,7 +177,7 @@ class ClusterState:
         kept = self.cache.setdefault("image holders by position", {})
         if name not in kept:
             mask = np.zeros(len(self.node_index), dtype=bool)
-            mask[[self.node_index[n.metadata.name] for n in self.nodes_with_image(name)]] = True
+            mask[self.positions(self.nodes_with_image(name))] = True
             kept[name] = mask
         return kept[name]
 
@@ -452,12 +452,10 @@ class ClusterState:
                 domain = n.metadata.labels.get(key, "")
                 out[domain] = out.get(domain, 0) + counts.get(n.metadata.name, 0)
             return out
-        codes, domains = self._domain_codes(key)
-        at = codes[pos]
+        domains, at, present = self._domains_at(key, pos)
         totals = np.bincount(at, weights=self.count_matching_by_position(namespace, selector)[pos],
                              minlength=len(domains))
-        present, first = np.unique(at, return_index=True)
-        return {domains[i]: int(totals[i]) for i in present[np.argsort(first)].tolist()}
+        return {domains[i]: int(totals[i]) for i in present}
 
     def domains_of(self, key: str, nodes: list) -> list[str]:
         """The values of node label ``key`` ("" for a node without it) the nodes have, each once,
@@ -465,18 +463,21 @@ class ClusterState:
         pos = self.positions(nodes)
         if pos is None:
             return list(dict.fromkeys(n.metadata.labels.get(key, "") for n in filter(None, nodes)))
-        codes, domains = self._domain_codes(key)
-        present, first = np.unique(codes[pos], return_index=True)
-        return [domains[i] for i in present[np.argsort(first)].tolist()]
+        domains, _, present = self._domains_at(key, pos)
+        return [domains[i] for i in present]
 
-    def _domain_codes(self, key: str) -> "tuple[np.ndarray, list[str]]":
-        """Per node position, which of the label's values (its domains, "" for none) it has."""
+    def _domains_at(self, key: str, pos: np.ndarray) -> "tuple[list[str], np.ndarray, list[int]]":
+        """The label's values (its domains, "" for none); per node at ``pos``, which it has;
+        and those present, in the order the nodes first have them."""
         kept = self.cache.setdefault("domain codes", {})
         if key not in kept:
             index: dict = {}
             codes = [index.setdefault(n.metadata.labels.get(key, ""), len(index)) for n in self.nodes.values()]
             kept[key] = (np.array(codes, dtype=np.int64), list(index))
-        return kept[key]
+        codes, domains = kept[key]
+        at = codes[pos]
+        present, first = np.unique(at, return_index=True)
+        return domains, at, present[np.argsort(first)].tolist()
 
     def count_matching_by_position(self, namespace: str, selector: "model.LabelSelector | None") -> np.ndarray:
         """count_matching as an array in the state's node order."""

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..decision import Status, reasons_of
-from .vector import (INT_LIMIT, POLICY_ERRORS, Col, NodeCache, Rec, Seq, member_codes, node_positions, plain_members,
-                     restrict, truth, values_of)
+from .vector import (INT_LIMIT, NODES_KEY, POLICY_ERRORS, Col, NodeCache, Rec, Seq, member_codes, node_positions,
+                     plain_members, restrict, truth, values_of)
 
 MAX_NODE_SCORE = 100
 
@@ -35,7 +35,7 @@ class Batch:
 
     def env(self, base: dict, sel: "np.ndarray | None" = None) -> dict:
         nodes, pos = (self.nodes, self.pos) if sel is None else (self.nodes[sel], self.pos[sel])
-        return {**base, "node": Col(nodes, ("node",)), "$pos": pos, "$cache": self.cache}
+        return {**base, "node": Col(nodes, NODES_KEY), "$pos": pos, "$cache": self.cache}
 
 
 def filter_batch(exe, pre, nodes: list) -> list:

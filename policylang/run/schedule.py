@@ -18,7 +18,7 @@ import attrs
 import numpy as np
 
 from .. import plan as P
-from ..builtins import EvalError
+from ..builtins import POLICY_ERRORS, error_text
 from ..cluster.model import LabelSelector, Node, Pod
 from ..cluster.state import ClusterState
 from ..decision import UNRESOLVABLE, Decision, LazyNodes, NodeResult, PluginScore, Status, reasons_of
@@ -422,13 +422,8 @@ def _truthy(v) -> bool:
 def _call(fn, env, plugin: str, point: str):
     try:
         return fn(env)
-    except EvalError as err:
-        raise PlanRuntimeError(f'running {point} of plugin "{plugin}": {err}') from None
-    except (TypeError, ValueError, ArithmeticError) as err:
-        raise PlanRuntimeError(f'running {point} of plugin "{plugin}": {err}') from None
-    except AttributeError as err:   # a builtin given null, or a record literal, where it reads an object's field
-        raise PlanRuntimeError(f'running {point} of plugin "{plugin}": a builtin cannot read its argument '
-                               f'({err})') from None
+    except POLICY_ERRORS as err:
+        raise PlanRuntimeError(f'running {point} of plugin "{plugin}": {error_text(err)}') from None
 
 
 # ---- messages -----------------------------------------------------------------------------

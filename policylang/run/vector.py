@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import builtins as bi
 from .. import plan as P
-from ..builtins import EvalError
+from ..builtins import POLICY_ERRORS, EvalError
 from ..cluster.model import Node
 from ..cluster.quantity import Quantity
 from ..types import DERIVED
@@ -657,7 +657,7 @@ class NodeCache:
     def _at(self, venv: dict, var: str, pos: np.ndarray) -> dict:
         """venv's plain values, and ``var`` the nodes at ``pos`` of the state."""
         out = {k: v for k, v in venv.items() if not isinstance(v, (VARYING, np.ndarray))}
-        out[var], out["$pos"] = Col(by_position(self.state)[0][pos], ("node",)), pos
+        out[var], out["$pos"] = Col(by_position(self.state)[0][pos], NODES_KEY), pos
         return _missed(out)
 
     def _keep(self, key, entry: _Entry, at: np.ndarray, v) -> bool:
@@ -680,10 +680,17 @@ def _missed(venv: dict) -> dict:
     return venv
 
 
+NODES_KEY = ("node",)   # the key of a batch's own node column (venv["$pos"] says where its nodes are)
+
+
+def _batch_nodes(v) -> bool:
+    return isinstance(v, Col) and v.key == NODES_KEY
+
+
 def _node_variable(venv: dict, free: tuple) -> "str | None":
     """The variable of ``free`` that is the batch's nodes, when it is the only one that varies."""
     varying = [name for name in free if isinstance(venv.get(name), VARYING)]
-    return varying[0] if len(varying) == 1 and getattr(venv[varying[0]], "key", None) == ("node",) else None
+    return varying[0] if len(varying) == 1 and _batch_nodes(venv[varying[0]]) else None
 
 
 LIFT_MIN = 16
@@ -694,7 +701,6 @@ FEW_NODES = 8       # missing values of at most this many nodes are computed nod
 FEW_CHANGED = 16    # an entry that was in sync is checked again at the nodes changed since, up to this many
 _NOWHERE = np.zeros(0, dtype=np.int64)
 FEW_DISTINCT = 64   # kept columns with at most this many distinct values are looked up per value
-POLICY_ERRORS = (EvalError, TypeError, ValueError, ArithmeticError, AttributeError)
 
 
 @P.by_identity
@@ -748,7 +754,7 @@ def _lifted(ir: P.Comp):
                if k not in ("$pos", "$cache") and not isinstance(v, (*VARYING, np.ndarray))}
         pos = node_positions(venv.get("$state"), seq)
         if pos is not None:     # the state's nodes: a node batch, with the node cache
-            env[var] = Col(by_position(venv["$state"])[0][pos], ("node",))
+            env[var] = Col(by_position(venv["$state"])[0][pos], NODES_KEY)
             env["$pos"], env["$cache"] = pos, NodeCache.of(venv["$state"])
         else:
             env[var] = col_of(list(seq))
@@ -1416,7 +1422,7 @@ def _count_on_node(venv, args, n):
     if not isinstance(nodes, Col) or isinstance(namespace, VARYING) or isinstance(selector, VARYING):
         return None
     state = venv.get("$state")
-    if nodes.key == ("node",):      # the batch's nodes: their counts read at their positions
+    if _batch_nodes(nodes):     # the batch's nodes: their counts read at their positions
         return Col(state.count_matching_by_position(namespace, selector)[venv["$pos"]])
     each = nodes.a.tolist()
     if set(map(type, each)) != {Node}:
@@ -1425,18 +1431,18 @@ def _count_on_node(venv, args, n):
     return Col(np.fromiter((counts.get(x.metadata.name, 0) for x in each), dtype=np.int64, count=n))
 
 
+def _has_image(venv, args, n):
+    nodes, name = args
+    if not _batch_nodes(nodes) or isinstance(name, VARYING):
+        return None
+    return Col(venv["$state"].image_holder_mask(name)[venv["$pos"]])
+
+
 _VECTOR_BUILTINS = {
     "len": _len, "float": _float, "int": _int, "abs": _abs, "sqrt": _sqrt,
     "min": _min_max(np.minimum), "max": _min_max(np.maximum),
     "milli": _quantity_amount(bi.milli), "value": _quantity_amount(bi.value),
 }
-def _has_image(venv, args, n):
-    nodes, name = args
-    if not (isinstance(nodes, Col) and nodes.key == ("node",)) or isinstance(name, VARYING):
-        return None
-    return Col(venv["$state"].image_holder_mask(name)[venv["$pos"]])
-
-
 # These are given the batch's venv too.
 _VECTOR_STATE_BUILTINS = {"count_on_node": _count_on_node, "has_image": _has_image}
 
