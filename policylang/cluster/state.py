@@ -74,10 +74,8 @@ class ClusterState:
         self._counts: OrderedDict = OrderedDict()
         self._counted_by_label: dict[tuple, set] = {}
         self._counted_other: set = set()
-        # count_by_domain's: per (key, keys) the domain of each node having them (nodes do not
-        # change); per selector and (key, keys), the answer and the count_matching map it was
-        # made from (updated with it).
-        self._domains: dict = {}
+        # count_by_domain's answers per selector and (key, keys), with the count_matching map
+        # each was made from (updated with it).
         self._domain_counts: dict = {}
         self._count_arrays: dict = {}   # selector key → (count_matching's map, its counts by node position)
         # The bound pods' pod (anti-)affinity terms by kind, grouped by term (placed_terms), and
@@ -420,25 +418,29 @@ class ClusterState:
         count_matching counts on the nodes having every label of ``keys``; each such node's
         domain is present, 0 when it holds none. A changed answer is a new map."""
         keys = tuple(sorted(set(keys)))
-        domain_of = self._domains.get((key, keys))
-        if domain_of is None:
-            domain_of = self._domains[(key, keys)] = {
-                name: n.metadata.labels.get(key, "") for name, n in self.nodes.items()
-                if all(k in n.metadata.labels for k in keys)}
+        domains, at, pos, present = self._domains_having(key, keys)
         if selector is None:
-            return dict.fromkeys(domain_of.values(), 0)
+            return dict.fromkeys([domains[i] for i in present], 0)
         counts = self.count_matching(namespace, selector)
         derived = self._domain_counts.setdefault(_selector_key(namespace, selector), {})
         hit = derived.get((key, keys))
         if hit is not None and hit[0] is counts:     # kept up to date by _recount
             return hit[1]
-        by_domain = dict.fromkeys(domain_of.values(), 0)
-        for name, count in counts.items():
-            domain = domain_of.get(name)
-            if domain is not None:
-                by_domain[domain] += count
+        totals = np.bincount(at, weights=self.count_matching_by_position(namespace, selector)[pos],
+                             minlength=len(domains))
+        by_domain = {domains[i]: int(totals[i]) for i in present}
         derived[(key, keys)] = (counts, by_domain)
         return by_domain
+
+    def _domains_having(self, key: str, keys: tuple) -> tuple:
+        """_domains_at over the nodes having every label of ``keys``, and their positions."""
+        kept = self.cache.setdefault("domains having", {})
+        if (key, keys) not in kept:
+            pos = np.array([i for i, n in enumerate(self.nodes.values())
+                            if all(k in n.metadata.labels for k in keys)], dtype=np.int64)
+            domains, at, present = self._domains_at(key, pos)
+            kept[(key, keys)] = (domains, at, pos, present)
+        return kept[(key, keys)]
 
     def count_by_domain_on(self, namespace: str, selector: "model.LabelSelector | None", key: str,
                            nodes: list) -> dict[str, int]:
@@ -586,8 +588,10 @@ class ClusterState:
             for domain_key, (made_from, by_domain) in derived.items():
                 if made_from is not before:
                     continue
-                domain = self._domains[domain_key].get(node)
-                if domain is not None:
+                label, keys = domain_key
+                labels = self.nodes[node].metadata.labels
+                if all(k in labels for k in keys):
+                    domain = labels.get(label, "")
                     by_domain = {**by_domain, domain: by_domain[domain] + change}
                 derived[domain_key] = (counts, by_domain)
 
