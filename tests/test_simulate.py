@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from policylang import load_cluster, load_plans
@@ -193,6 +194,43 @@ def test_sampling_stops_at_the_wanted_feasible_node_on_both_executors(tmp_path):
     assert len(fits) == 100 and fits[-1] == "n-149"       # 100 of every 3 nodes' 2 fit by n-149
     assert rejected == [f"n-{i:03d}" for i in range(0, 150, 3)]
     assert next_start == 150
+
+
+
+@pytest.mark.parametrize("cordoned, learned", [
+    (lambda i: i % 3 == 0, 1.0),     # a share too high: a second chunk finds the rest
+    (lambda i: i % 3 == 0, 0.05),    # too low: one chunk past the last wanted node
+    (lambda i: i < 250, 1.0),        # nothing fits in the first chunk: the rest at once
+])
+def test_chunks_sized_by_the_share_that_fit_last_time_stop_where_the_reference_does(
+        tmp_path, monkeypatch, cordoned, learned):
+    """The vector executor sizes its chunks by the share of nodes that fit in the last search
+    of a pod of the same kind; however wrong that guess, it visits, rejects and picks as the
+    node-by-node search does, and learns this search's share."""
+    from policylang.cluster.load import structure_object
+    from policylang.run import batch
+    from policylang.run.schedule import Sampling, _kind_of
+    items = [node(f"n-{i:03d}") for i in range(300)]
+    for i, n in enumerate(items):
+        if cordoned(i):
+            n["spec"] = {"unschedulable": True}
+    state = load_cluster([write(tmp_path, "c.yaml", items)])
+    p = structure_object(pod("p", "100m"), "<test>")
+    chunks = []
+    filter_batch = batch.filter_batch
+    monkeypatch.setattr(batch, "filter_batch", lambda exe, pre, nodes: chunks.append(len(nodes)) or
+                        filter_batch(exe, pre, nodes))
+    outcomes = []
+    for executor in ("reference", "vector"):
+        sampling = Sampling(percentage=None, fit_share={_kind_of(p): learned})
+        decision = schedule(Executable(load_plans()["default-scheduler"], executor), state, p, sampling=sampling)
+        outcomes.append((decision, sampling.next_start, sampling.fit_share[_kind_of(p)]))
+    assert outcomes[0] == outcomes[1]
+    decision, _, share = outcomes[1]
+    fits, visited = sum(n.feasible for n in decision.nodes), sum(n.evaluated for n in decision.nodes)
+    assert fits == min(144, sum(not cordoned(i) for i in range(300)))     # 300 * (50 - 2) / 100 wanted
+    assert share == fits / visited
+    assert (len(chunks) > 1) == (learned != 0.05) and sum(chunks) >= visited
 
 
 DEPLOYMENT = """

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import math
 import random
 from itertools import repeat
 from operator import is_
@@ -471,6 +472,40 @@ class Sampling:
     percentage: "int | None" = None
     next_start: int = 0
     wanted: int = 0   # feasible nodes to find in the current search
+    # Per kind of pod (see _kind_of), the share of the
+    # nodes its last search visited that fit. The vector executor filters a chunk of nodes at a
+    # time, and a chunk costs about as much again for its first nodes as for a thousand more:
+    # the chunk should find every node wanted, without going far past the last one.
+    fit_share: dict = attrs.Factory(dict)
+
+    def chunk(self, pod: Pod, fits: int, visited: int) -> int:
+        """How many nodes to filter next, having visited some and found some that fit."""
+        share = fits / visited if visited else self.fit_share.get(_kind_of(pod), DEFAULT_FIT_SHARE)
+        if share <= 0:
+            return 1 << 62      # nothing fits so far: the rest at once
+        return max(math.ceil((self.wanted - fits) * CHUNK_MARGIN / share), MIN_FEASIBLE_NODES_TO_FIND)
+
+    def learn(self, pod: Pod, fits: int, visited: int) -> None:
+        if visited:
+            if len(self.fit_share) >= 4096:
+                self.fit_share.clear()
+            self.fit_share[_kind_of(pod)] = fits / visited
+
+
+DEFAULT_FIT_SHARE = 0.5
+CHUNK_MARGIN = 1.2      # a second chunk costs more than a fifth of a chunk's nodes past the last wanted
+
+
+def _kind_of(pod: Pod) -> tuple:
+    """Which kinds of constraints that rule nodes out the pod has (node selection, tolerations,
+    hard topology spread, required pod affinity or anti-affinity): pods alike in these fit
+    alike shares of the nodes, as far as a guess goes."""
+    spec, affinity = pod.spec, pod.spec.affinity
+    return (bool(spec.node_selector) or bool(affinity and affinity.node_affinity
+                                             and affinity.node_affinity.required_during_scheduling_ignored_during_execution),
+            bool(spec.tolerations),
+            any(c.when_unsatisfiable == "DoNotSchedule" for c in spec.topology_spread_constraints),
+            bool(affinity and (affinity.pod_affinity or affinity.pod_anti_affinity)))
 
 
 @contextlib.contextmanager
@@ -554,6 +589,7 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
                 feasible_names = vector.by_position(state)[1][feasible_positions].tolist()
             if sampling is not None:
                 sampling.next_start = (sampling.next_start + len(feasible) + len(statuses)) % len(nodes)
+                sampling.learn(pod, len(feasible), len(feasible) + len(statuses))
             explicit = dict(statuses)
             if pre.allowed is not None:     # the nodes PreFilter left out (unvisited ones have no status)
                 for node in nodes:
@@ -588,28 +624,30 @@ def _filter_in_order(exe: Executable, state: ClusterState, pod: Pod, pre: PreFil
                      sampling: "Sampling | None") -> Iterable[tuple[list[Node], list["Status | None"]]]:
     """(nodes, their statuses) in visit order, a chunk at a time: the reference executor goes
     node by node; the vector executor filters the nodes in chunks (one chunk of every node
-    unless sampling will stop early), node by node where nominated pods must be counted on
-    the node."""
+    unless sampling will stop early: see Sampling.chunk), node by node where nominated pods
+    must be counted on the node."""
     if exe.executor == "reference":
         for node in order:
             yield [node], [run_filters_with_nominated(exe, state, pod, pre, node)]
         return
-    # Twice the nodes wanted: one chunk finds them when half the nodes fit, and a chunk's
-    # fixed cost is more than filtering some nodes past the last one wanted.
-    chunk = 2 * max(sampling.wanted, MIN_FEASIBLE_NODES_TO_FIND) if sampling is not None else len(order)
     whole = vector.node_positions(state, order)
-    for start in range(0, len(order), max(chunk, 1)):
-        part = order if chunk >= len(order) else order[start:start + chunk]
+    start = fits = 0
+    while start < len(order):
+        size = sampling.chunk(pod, fits, start) if sampling is not None else len(order)
+        part = order if start == 0 and size >= len(order) else order[start:start + size]
         if part is not order and whole is not None:
-            state.remember_positions(part, whole[start:start + chunk])
+            state.remember_positions(part, whole[start:start + size])
+        start += len(part)
         if not state.nominated:
-            yield part, batch.filter_batch(exe, pre, part)
-            continue
-        nominated = {n.metadata.name for n in part if _nominated_ahead(state, pod, n.metadata.name)}
-        plain = [n for n in part if n.metadata.name not in nominated]
-        found = dict(zip((n.metadata.name for n in plain), batch.filter_batch(exe, pre, plain)))
-        yield part, [found[n.metadata.name] if n.metadata.name in found
+            found = batch.filter_batch(exe, pre, part)
+        else:
+            nominated = {n.metadata.name for n in part if _nominated_ahead(state, pod, n.metadata.name)}
+            plain = [n for n in part if n.metadata.name not in nominated]
+            by_name = dict(zip((n.metadata.name for n in plain), batch.filter_batch(exe, pre, plain)))
+            found = [by_name[n.metadata.name] if n.metadata.name in by_name
                      else run_filters_with_nominated(exe, state, pod, pre, n) for n in part]
+        fits += sum(map(is_, found, repeat(None)))
+        yield part, found
 
 
 def _nominated_ahead(state: ClusterState, pod: Pod, node_name: str) -> list[Pod]:
