@@ -288,3 +288,28 @@ def test_a_raw_score_of_the_smallest_int64_is_normalised_as_the_reference_does()
                          for exe in executables(_team_plan(text)))
     assert reference.nodes[0].scores["Team"] == (-(2 ** 63), 100, 1)
     assert vector == reference
+
+
+def test_strings_formatted_per_node_read_alike_on_both_executors():
+    """A string interpolated per node (node_domain's "key=value", a reason naming the node) is
+    formatted over the batch by the vector executor: nulls, booleans, quantities and lists
+    read as the reference reads them."""
+    from policylang.cluster.state import ClusterState
+
+    text = ('policy Team\n\ndef zone(n) = n.metadata.labels["zone"]\ndef cpu(n) = n.status.allocatable["cpu"]\ndef pair(n) = ["x", zone(n)]\n'
+            'def text(n) = "${n.metadata.name}/${zone(n)}/${n.spec.unschedulable}/${cpu(n)}/${pair(n)}"\n\n'
+            'filter team {\n    reject when text(node) in ["node-1/b/true/1500m/[x b]", "node-2//false/2/[x ]"]\n'
+            '        reason "${text(node)} is out"\n}\n\n'
+            "profile team {\n    use Team weight 1\n}\n")
+    nodes = [{"apiVersion": "v1", "kind": "Node",
+              "metadata": {"name": f"node-{i}", "labels": {"zone": zone} if zone else {}},
+              "spec": {"unschedulable": unschedulable},
+              "status": {"allocatable": {"cpu": cpu}}}
+             for i, (zone, unschedulable, cpu) in enumerate([("a", False, "2"), ("b", True, "1500m"), (None, False, "2")])]
+    pod = S.structure({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                       "spec": {"containers": [{"name": "c"}]}})
+    reference, vector = (schedule(exe, ClusterState.build([S.structure(n) for n in nodes]), pod)
+                         for exe in executables(_team_plan(text)))
+    assert vector == reference
+    assert [r.failure.reasons if r.failure else None for r in vector.nodes] == [
+        None, ("node-1/b/true/1500m/[x b] is out",), ("node-2//false/2/[x ] is out",)]

@@ -1480,10 +1480,26 @@ def _bind(ir: P.Bind):
     return run
 
 
-# Const never varies; Format runs node by node (only the reasons of rejected nodes are formatted).
+def _format(ir: P.Format):
+    parts = [p if isinstance(p, str) else vcompile(p) for p in ir.parts]
+
+    def run(venv, n):
+        texts = []
+        for p in parts:
+            v = p if isinstance(p, str) else p(venv, n)
+            texts.append(map(_text, values_of(v, n)) if isinstance(v, VARYING) else repeat(bi.to_string(v), n))
+        return col_of(list(map("".join, zip(*texts))))
+    return run
+
+
+def _text(x) -> str:
+    return x if type(x) is str else bi.to_string(x)
+
+
+# Const never varies.
 _VECTOR = {
     P.Var: _var, P.GetField: _field, P.GetIndex: _index, P.Op: _op, P.Not: _not, P.Neg: _neg,
     P.Cond: _cond, P.MakeList: _list, P.MakeMap: _map, P.Comp: _comp, P.Fold: _fold,
-    P.CallBuiltin: _call, P.Bind: _bind,
+    P.CallBuiltin: _call, P.Bind: _bind, P.Format: _format,
 }
 
