@@ -167,8 +167,20 @@ def expand(v, sel: np.ndarray, n: int):
     return v
 
 
-def restrict(venv: dict, sel: np.ndarray) -> dict:
-    return {k: take(v, sel) if isinstance(v, (VARYING, np.ndarray)) else v for k, v in venv.items()}
+def restrict(venv: dict, sel: np.ndarray, names: "frozenset | None" = None) -> dict:
+    """venv on the nodes at sel; given the variables an expression reads (``names``), only
+    those of the values that vary are taken (a filter's env holds many lets, and the right of
+    an `and` reads one or two)."""
+    if names is None:
+        return {k: take(v, sel) if isinstance(v, (VARYING, np.ndarray)) else v for k, v in venv.items()}
+    out = {k: v for k, v in venv.items() if not isinstance(v, (VARYING, np.ndarray))}
+    for k in names:
+        v = venv.get(k)
+        if isinstance(v, VARYING):
+            out[k] = take(v, sel)
+    if "$pos" in venv:
+        out["$pos"] = venv["$pos"][sel]
+    return out
 
 
 def _listy(v) -> bool:
@@ -251,7 +263,8 @@ def _bool_value(t, n: int):
 def vcompile(ir) -> VFn:
     """The vector form of an expression (one per IR object: inlined defs share theirs)."""
     ref = compile_ir(ir)
-    free = tuple(sorted(P.free_vars(ir)))
+    names = P.free_vars(ir)
+    free = tuple(sorted(names))
     special = _VECTOR.get(type(ir))
     vec = special(ir) if special is not None else None
     # A variable is its value: its own entry would only copy it.
@@ -279,7 +292,7 @@ def vcompile(ir) -> VFn:
             if key is not None:
                 # Over a value that depends on the pods on a node, a value does too.
                 dynamic = local == "dynamic" or any(isinstance(k, int) and k < 0 for k in key)
-                return cache.lookup(key, dynamic, venv, n, vec or by_node, by_node, free)
+                return cache.lookup(key, dynamic, venv, n, vec or by_node, by_node, names)
         return vec(venv, n) if vec is not None else by_node(venv, n)
 
     def by_node(venv: dict, n: int):
@@ -567,7 +580,7 @@ class NodeCache:
             cache = state.cache["vector"] = cls(state)
         return cache
 
-    def lookup(self, key, dynamic: bool, venv: dict, n: int, vec: VFn, by_node: VFn, free: tuple = ()):
+    def lookup(self, key, dynamic: bool, venv: dict, n: int, vec: VFn, by_node: VFn, free: frozenset = frozenset()):
         """The expression's column over the batch: kept values, and those of the nodes not
         computed yet or whose pods changed computed now (a few such nodes one by one: a batch
         operation's fixed cost is more than the reference's work on a node or two). When a key
@@ -587,8 +600,9 @@ class NodeCache:
             entry = self.entries[key] = _Entry(ident, len(self.state.node_index), self.state.generation)
             if len(self.entries) > self.max_entries:
                 self.entries.popitem(last=False)
-            free = ()
+            seen = False
         else:
+            seen = True
             self.entries.move_to_end(key)
             if entry.born != self.state.generation and not entry.met_again:
                 entry.met_again = True
@@ -597,7 +611,7 @@ class NodeCache:
             if last is not None and last[0] is pos and (not dynamic or last[1] == self.state.generation):
                 return last[2]
         sub = self._stale(entry, dynamic, pos)
-        widen = _node_variable(venv, free) if len(sub) > FEW_NODES and n < len(entry.versions) else None
+        widen = _node_variable(venv, free) if seen and len(sub) > FEW_NODES and n < len(entry.versions) else None
         if widen is not None:
             everywhere = self._stale(entry, dynamic, None)
             try:
@@ -610,7 +624,7 @@ class NodeCache:
                 sub = sub[:0]
         if len(sub):
             compute = by_node if len(sub) <= FEW_NODES and entry.values is not None else vec
-            v = compute(_missed(restrict(venv, sub) if len(sub) < n else dict(venv)), len(sub))
+            v = compute(_missed(restrict(venv, sub, free) if len(sub) < n else dict(venv)), len(sub))
             if not self._keep(key, entry, pos[sub], v):
                 return vec(venv, n) if len(sub) < n else v
         if entry.synced != self.state.generation and (widen is not None or len(sub)):
@@ -822,8 +836,9 @@ def node_by_node(ref: Callable, venv: dict, varying: list, n: int):
     return col_of(out)
 
 
-def on(fn: VFn, venv: dict, n: int, mask):
-    """fn on the nodes where mask holds (all when True); the result as a batch-wide value."""
+def on(fn: VFn, venv: dict, n: int, mask, names: "frozenset | None" = None):
+    """fn (reading ``names``, when known) on the nodes where mask holds (all when True); the
+    result as a batch-wide value."""
     if mask is True:
         return fn(venv, n)
     sel = np.flatnonzero(mask)
@@ -831,7 +846,7 @@ def on(fn: VFn, venv: dict, n: int, mask):
         return fn(venv, n)
     if not len(sel):
         return None
-    return expand(fn(restrict(venv, sel), len(sel)), sel, n)
+    return expand(fn(restrict(venv, sel, names), len(sel)), sel, n)
 
 
 def elementwise(fn: Callable, args: list, n: int):
@@ -964,6 +979,7 @@ def _numeric_arith(op: str, a, b):
 
 def _op(ir: P.Op):
     op, left, right = ir.op, vcompile(ir.left), vcompile(ir.right)
+    right_reads = P.free_vars(ir.right)
     if op in ("and", "or"):
         def logic(venv, n):
             a = truth(left(venv, n), n)
@@ -975,7 +991,7 @@ def _op(ir: P.Op):
             sel = np.flatnonzero(undecided)
             if not len(sel):
                 return Col(a)
-            b = truth(right(restrict(venv, sel), len(sel)), len(sel))
+            b = truth(right(restrict(venv, sel, right_reads), len(sel)), len(sel))
             out = a.copy()
             out[sel] = b
             return Col(out)
@@ -997,7 +1013,7 @@ def _op(ir: P.Op):
             if not len(sel):
                 return a
             keep = np.flatnonzero(~missing)
-            return merge([(keep, take(a, keep)), (sel, right(restrict(venv, sel), len(sel)))], n)
+            return merge([(keep, take(a, keep)), (sel, right(restrict(venv, sel, right_reads), len(sel)))], n)
         return coalesce
     if op in _NUMPY_COMPARE:
         compare = _NUMPY_COMPARE[op]
@@ -1077,6 +1093,7 @@ def _neg(ir: P.Neg):
 
 def _cond(ir: P.Cond):
     cond, then, else_ = vcompile(ir.cond), vcompile(ir.then), vcompile(ir.else_)
+    then_reads, else_reads = P.free_vars(ir.then), P.free_vars(ir.else_)
     # Branches of arithmetic on numbers: both computed over the batch and picked from, when
     # neither fails anywhere (cheaper than a sub-batch each, and the values are the same).
     arithmetic = _arithmetic(ir.then) and _arithmetic(ir.else_)
@@ -1092,9 +1109,9 @@ def _cond(ir: P.Cond):
         yes, no = np.flatnonzero(c), np.flatnonzero(~c)
         parts = []
         if len(yes):
-            parts.append((yes, then(restrict(venv, yes), len(yes)) if len(yes) < n else then(venv, n)))
+            parts.append((yes, then(restrict(venv, yes, then_reads), len(yes)) if len(yes) < n else then(venv, n)))
         if len(no):
-            parts.append((no, else_(restrict(venv, no), len(no)) if len(no) < n else else_(venv, n)))
+            parts.append((no, else_(restrict(venv, no, else_reads), len(no)) if len(no) < n else else_(venv, n)))
         return merge(parts, n)
     return run
 
@@ -1163,12 +1180,14 @@ def _comp(ir: P.Comp):
     where = vcompile(ir.where) if ir.where is not None else None
     ref = compile_ir(ir)
     inner = tuple(sorted(P.free_vars(ir)))
+    where_reads = P.free_vars(ir.where) if ir.where is not None else None
+    element_reads = P.free_vars(ir.element) if ir.element is not None else None
 
     def member_mask(venv, n, mask):
         """Where the item is a member and its `where` holds."""
         if where is None:
             return mask
-        t = on(lambda e, k: truth(where(e, k), k), venv, n, mask)
+        t = on(lambda e, k: truth(where(e, k), k), venv, n, mask, where_reads)
         if t is None:
             return np.zeros(n, dtype=bool)
         if mask is not True:
@@ -1188,7 +1207,7 @@ def _comp(ir: P.Comp):
             m = member_mask(venv, n, mask)
             if m is False:
                 continue
-            chosen.append((on(element, venv, n, m) if element is not None else x, m))
+            chosen.append((on(element, venv, n, m, element_reads) if element is not None else x, m))
         return aggregate(kind, chosen, n)
 
     def per_node(venv, n, src):
@@ -1261,13 +1280,14 @@ def _comp(ir: P.Comp):
                 continue
             m = np.broadcast_to(m, (n,)) & open_
             if kind == "first":
-                found.append((on(element, venv, n, m) if element is not None else x, m))
+                found.append((on(element, venv, n, m, element_reads) if element is not None else x, m))
                 decided |= m
                 continue
             if predicate is None:
-                t = on(lambda e, k: truth(e[var], k), venv, n, m)
+                t = on(lambda e, k: truth(e[var], k), venv, n, m, frozenset((var,)))
             else:
-                t = on(lambda e, k: truth(predicate(e, k), k), venv, n, m)
+                t = on(lambda e, k: truth(predicate(e, k), k), venv, n, m,
+                       where_reads if predicate is where else element_reads)
             decided |= m & (t == want) if isinstance(t, np.ndarray) else (m if bool(t) == want else False)
             if decided.all():
                 break
