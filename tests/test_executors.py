@@ -313,3 +313,27 @@ def test_strings_formatted_per_node_read_alike_on_both_executors():
     assert vector == reference
     assert [r.failure.reasons if r.failure else None for r in vector.nodes] == [
         None, ("node-1/b/true/1500m/[x b] is out",), ("node-2//false/2/[x ] is out",)]
+
+
+def test_values_read_from_kept_columns_are_widened_to_every_node_as_the_reference_computes_them():
+    """A value that reads only a let kept for every node (ImageLocality's score of its `total`)
+    is computed, on a second pod of a template, for every node missing it, from that column
+    at those nodes; a third pod then reads those nodes' values, which must be theirs."""
+    from policylang.cluster.state import ClusterState
+
+    text = ('policy Team\n\nfilter team {\n    reject when node.metadata.labels["group"] == pod.metadata.labels["group"]\n'
+            '        reason "group"\n}\n\n'
+            'score team {\n    let weight = int(node.metadata.labels["w"]) * 7 + len(node.metadata.name)\n'
+            '    value weight * 3 + 1\n    normalize minmax\n}\n\n'
+            "profile team {\n    use Team weight 1\n}\n")
+    nodes = [S.structure({"apiVersion": "v1", "kind": "Node",
+                          "metadata": {"name": f"node-{i:02d}", "labels": {"group": "abc"[i % 3], "w": str(i * i % 17)}}})
+             for i in range(30)]
+    pods = [S.structure({"apiVersion": "v1", "kind": "Pod",
+                         "metadata": {"name": f"p-{group}", "namespace": "default", "labels": {"group": group}},
+                         "spec": {"containers": [{"name": "c"}]}}) for group in "abc"]
+    outcomes = []
+    for exe in executables(_team_plan(text)):
+        state = ClusterState.build(nodes)
+        outcomes.append([schedule(exe, state, pod) for pod in pods])
+    assert outcomes[1] == outcomes[0]

@@ -460,15 +460,19 @@ class _Entry:
 
     def column(self, pos):
         if self.members is None:
-            return Col(self.values[pos], self.id, (self, pos) if self.values.dtype == object else None)
+            return Col(self.values[pos], self.id, (self, pos))
         codes = self.values[pos]
         return Seq(self.members, [(codes & (1 << bit)) != 0 for bit in range(len(self.members))], self.id)
+
+    def complete(self) -> bool:
+        """Every node's value kept for good (a value that reads no pods, once all are in)."""
+        return self.synced is not None and self.id > 0
 
     def codes(self) -> "tuple[np.ndarray, list] | None":
         """The values as (per node, which of a few distinct values it has; those values), for
         look-ups by them to be made once per distinct value; None unless every node's value
         is kept for good and they are few and hashable."""
-        if self.encoded is None and self.synced is not None and self.id > 0:
+        if self.encoded is None and self.complete() and self.values.dtype == object:
             self.encoded = False
             index: dict = {}
             try:
@@ -585,8 +589,8 @@ class NodeCache:
         computed yet or whose pods changed computed now (a few such nodes one by one: a batch
         operation's fixed cost is more than the reference's work on a node or two). When a key
         seen before misses many nodes of a batch of some of the nodes (a sample, a chunk) and
-        nothing the value reads (its ``free`` variables) varies but the nodes, it is computed
-        on every node missing it: a batch costs little more than part of one, and the next
+        nothing the value reads (its ``free`` variables) varies but the nodes (and columns
+        kept for every node), it is computed on every node missing it: a batch costs little more than part of one, and the next
         sample finds it kept. (A key seen once may never come again: one of counts that change
         with every bind, say.)"""
         pos = venv["$pos"]
@@ -611,7 +615,7 @@ class NodeCache:
             if last is not None and last[0] is pos and (not dynamic or last[1] == self.state.generation):
                 return last[2]
         sub = self._stale(entry, dynamic, pos)
-        widen = _node_variable(venv, free) if seen and len(sub) > FEW_NODES and n < len(entry.versions) else None
+        widen = _widening(venv, free) if seen and len(sub) > FEW_NODES and n < len(entry.versions) else None
         if widen is not None:
             everywhere = self._stale(entry, dynamic, None)
             try:
@@ -668,10 +672,15 @@ class NodeCache:
         if done.all():
             entry.synced = state.generation
 
-    def _at(self, venv: dict, var: str, pos: np.ndarray) -> dict:
-        """venv's plain values, and ``var`` the nodes at ``pos`` of the state."""
+    def _at(self, venv: dict, widening: tuple, pos: np.ndarray) -> dict:
+        """venv's plain values, the nodes at ``pos`` of the state, and the kept columns there."""
+        var, kept = widening
         out = {k: v for k, v in venv.items() if not isinstance(v, (VARYING, np.ndarray))}
-        out[var], out["$pos"] = Col(by_position(self.state)[0][pos], NODES_KEY), pos
+        out["$pos"] = pos
+        if var is not None:
+            out[var] = Col(by_position(self.state)[0][pos], NODES_KEY)
+        for name, entry in kept:
+            out[name] = entry.column(pos)
         return _missed(out)
 
     def _keep(self, key, entry: _Entry, at: np.ndarray, v) -> bool:
@@ -701,10 +710,22 @@ def _batch_nodes(v) -> bool:
     return isinstance(v, Col) and v.key == NODES_KEY
 
 
-def _node_variable(venv: dict, free: tuple) -> "str | None":
-    """The variable of ``free`` that is the batch's nodes, when it is the only one that varies."""
-    varying = [name for name in free if isinstance(venv.get(name), VARYING)]
-    return varying[0] if len(varying) == 1 and _batch_nodes(venv[varying[0]]) else None
+def _widening(venv: dict, free) -> "tuple[str, list] | None":
+    """When what a value reads varies only with the nodes: the variable that is the batch's
+    nodes, and the others that vary (columns kept for every node, for good), with their
+    entries; else None."""
+    node, kept = None, []
+    for name in free:
+        v = venv.get(name)
+        if not isinstance(v, VARYING):
+            continue
+        if _batch_nodes(v) and node is None:
+            node = name
+        elif isinstance(v, Col) and v.source is not None and v.source[0].complete():
+            kept.append((name, v.source[0]))
+        else:
+            return None
+    return (node, kept) if node is not None or kept else None
 
 
 LIFT_MIN = 16
