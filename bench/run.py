@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -70,10 +71,20 @@ def eval_times(exe, state, pods) -> list[float]:
         return [timed(schedule, exe, state, pod)[1] for pod in pods]
 
 
-def simulate_rate(exe, state, pods, percentage) -> float:
-    """Pods per second of `simulate` on a fresh copy of the state."""
-    fresh = load_cluster_copy(state)
-    placements, seconds = timed(lambda: simulate({"default-scheduler": exe}, fresh, pods, percentage=percentage))
+def simulate_rate(directory: Path, pods: int, percentage: "int | None") -> float:
+    """Pods per second of `simulate`, as `policylang simulate` runs it: in a process of its own
+    that loads the JSON dump, then schedules the first ``pods`` pending pods (the node cache
+    starts empty and fills as it goes)."""
+    out = subprocess.run([sys.executable, __file__, "--simulate-in", str(directory), str(pods), str(percentage)],
+                         check=True, capture_output=True, text=True).stdout
+    return float(out)
+
+
+def simulate_here(directory: Path, pods: int, percentage: "int | None") -> float:
+    state = load_cluster([directory / "cluster.json"])
+    pending = load_objects(directory / "pending.json")[:pods]
+    exe = Executable(load_plans()["default-scheduler"], "vector")
+    placements, seconds = timed(lambda: simulate({"default-scheduler": exe}, state, pending, percentage=percentage))
     return len(placements) / seconds
 
 
@@ -87,45 +98,40 @@ def p95(xs):
 
 def bench_size(nodes: int, per_node: int, pending: int, simulate_pods: int, reference: bool) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
         cluster, pods = generate(nodes, per_node, max(pending, simulate_pods))
-        (Path(tmp) / "cluster.json").write_text(json.dumps(cluster))
-        (Path(tmp) / "pending.json").write_text(json.dumps(pods))
+        (directory / "cluster.json").write_text(json.dumps(cluster))
+        (directory / "pending.json").write_text(json.dumps(pods))
         import yaml
-        (Path(tmp) / "cluster.yaml").write_text(yaml.dump(cluster, Dumper=getattr(yaml, "CSafeDumper",
-                                                                                    yaml.SafeDumper)))
+        (directory / "cluster.yaml").write_text(yaml.dump(cluster, Dumper=getattr(yaml, "CSafeDumper",
+                                                                                yaml.SafeDumper)))
         del cluster
-        _, load_yaml = timed(load_cluster, [Path(tmp) / "cluster.yaml"])
-        state, load_json = timed(load_cluster, [Path(tmp) / "cluster.json"])
+        out = {"nodes": nodes, "running_pods": nodes * per_node, "simulate_pods": simulate_pods,
+               "simulate_pods_per_s": simulate_rate(directory, simulate_pods, 100),
+               "simulate_adaptive_pods_per_s": simulate_rate(directory, simulate_pods, None)}
+        _, load_yaml = timed(load_cluster, [directory / "cluster.yaml"])
+        state, load_json = timed(load_cluster, [directory / "cluster.json"])
         # Memory on its own run: tracing allocations slows loading several times over.
         del state
         tracemalloc.start()
-        state = load_cluster([Path(tmp) / "cluster.json"])
+        state = load_cluster([directory / "cluster.json"])
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-        pending_pods = load_objects(Path(tmp) / "pending.json")
+        pending_pods = load_objects(directory / "pending.json")
     plan = load_plans()["default-scheduler"]
     vector, ref = Executable(plan, "vector"), Executable(plan, "reference")
     evals = eval_times(vector, state, pending_pods[:pending])
     naive = [timed(naive_default, state, pod)[1] for pod in pending_pods[:pending]]
-    out = {
-        "nodes": nodes, "running_pods": nodes * per_node,
+    out.update({
         "load_json_s": load_json, "load_yaml_s": load_yaml, "state_peak_mib": peak / 2**20,
         "eval_median_ms": p50(evals) * 1000, "eval_p95_ms": p95(evals) * 1000,
         "naive_median_ms": p50(naive) * 1000, "eval_vs_naive": p50(evals) / p50(naive),
-        "simulate_pods": simulate_pods,
-        "simulate_pods_per_s": simulate_rate(vector, state, pending_pods[:simulate_pods], 100),
-        "simulate_adaptive_pods_per_s": simulate_rate(vector, state, pending_pods[:simulate_pods], None),
-    }
+    })
     if reference:
         refs = eval_times(ref, state, pending_pods[:pending])
         out["reference_eval_median_ms"] = p50(refs) * 1000
         out["reference_vs_vector"] = p50(refs) / p50(evals)
     return out
-
-
-def load_cluster_copy(state):
-    from policylang.cluster.state import ClusterState
-    return ClusterState.build([*state.nodes.values(), *state.pods, *state.workloads, *state.services])
 
 
 def compile_time() -> float:
@@ -141,7 +147,12 @@ def main() -> None:
     ap.add_argument("--simulate", type=int, default=1000, help="pods scheduled in each simulate run")
     ap.add_argument("--reference-up-to", type=int, default=5000,
                     help="also time the reference interpreter's eval up to this many nodes")
+    ap.add_argument("--simulate-in", nargs=3, metavar=("DIR", "PODS", "PERCENTAGE"), help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.simulate_in:
+        directory, pods, percentage = a.simulate_in
+        print(simulate_here(Path(directory), int(pods), None if percentage == "None" else int(percentage)))
+        return
     results = {"compile_stdlib_s": compile_time(), "sizes": []}
     for n in map(int, a.sizes.split(",")):
         results["sizes"].append(bench_size(n, a.pods_per_node, a.pending, a.simulate, n <= a.reference_up_to))

@@ -472,10 +472,10 @@ class Sampling:
     percentage: "int | None" = None
     next_start: int = 0
     wanted: int = 0   # feasible nodes to find in the current search
-    # Per kind of pod (see _kind_of), the share of the
-    # nodes its last search visited that fit. The vector executor filters a chunk of nodes at a
-    # time, and a chunk costs about as much again for its first nodes as for a thousand more:
-    # the chunk should find every node wanted, without going far past the last one.
+    # Per kind of pod (see _kind_of), the share of the nodes its last search visited that fit.
+    # The vector executor filters a chunk of nodes at a time, and a chunk costs about as much
+    # again for its first nodes as for a thousand more: the chunk should find every node
+    # wanted, without going far past the last one.
     fit_share: dict = attrs.Factory(dict)
 
     def chunk(self, pod: Pod, fits: int, visited: int) -> int:
@@ -501,8 +501,9 @@ def _kind_of(pod: Pod) -> tuple:
     hard topology spread, required pod affinity or anti-affinity): pods alike in these fit
     alike shares of the nodes, as far as a guess goes."""
     spec, affinity = pod.spec, pod.spec.affinity
-    return (bool(spec.node_selector) or bool(affinity and affinity.node_affinity
-                                             and affinity.node_affinity.required_during_scheduling_ignored_during_execution),
+    node_affinity = affinity.node_affinity if affinity else None
+    return (bool(spec.node_selector)
+            or bool(node_affinity and node_affinity.required_during_scheduling_ignored_during_execution),
             bool(spec.tolerations),
             any(c.when_unsatisfiable == "DoNotSchedule" for c in spec.topology_spread_constraints),
             bool(affinity and (affinity.pod_affinity or affinity.pod_anti_affinity)))

@@ -46,7 +46,7 @@ FLOAT_EXACT = 1 << 53      # ints compared with floats exactly only below this
 class Col:
     """One value per node of the batch; ``key`` names how it was computed from the nodes
     alone (see NodeCache), None when it depends on more. ``source``: the node cache entry and
-    positions it was read at (see codes_of)."""
+    positions it was read at (see codes_of and _widening)."""
     __slots__ = ("a", "key", "source")
 
     def __init__(self, a: np.ndarray, key=None, source=None):
@@ -589,10 +589,10 @@ class NodeCache:
         computed yet or whose pods changed computed now (a few such nodes one by one: a batch
         operation's fixed cost is more than the reference's work on a node or two). When a key
         seen before misses many nodes of a batch of some of the nodes (a sample, a chunk) and
-        nothing the value reads (its ``free`` variables) varies but the nodes (and columns
-        kept for every node), it is computed on every node missing it: a batch costs little more than part of one, and the next
-        sample finds it kept. (A key seen once may never come again: one of counts that change
-        with every bind, say.)"""
+        nothing the value reads (its ``free`` variables) varies but the nodes (and columns kept
+        for every node), it is computed on every node missing it: a batch costs little more
+        than part of one, and the next sample finds it kept. (A key seen once may never come
+        again: one of counts that change with every bind, say.)"""
         pos = venv["$pos"]
         entry = self.entries.get(key)
         if entry is None:
@@ -710,7 +710,7 @@ def _batch_nodes(v) -> bool:
     return isinstance(v, Col) and v.key == NODES_KEY
 
 
-def _widening(venv: dict, free) -> "tuple[str, list] | None":
+def _widening(venv: dict, free) -> "tuple[str | None, list] | None":
     """When what a value reads varies only with the nodes: the variable that is the batch's
     nodes, and the others that vary (columns kept for every node, for good), with their
     entries; else None."""
