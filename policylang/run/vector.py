@@ -304,12 +304,12 @@ _CHEAP_BUILTINS = frozenset({"float", "int", "abs", "sqrt", "min", "max"})
 
 
 def _cheap(ir) -> bool:
-    """Arithmetic, comparisons and number conversions: over numeric columns one numpy operation,
-    cheaper than keeping its value. Computed for a value that missed the node cache, such a part
-    is not kept on its own (its parts that are not cheap are): were it kept, it would be found
-    only where its whole is found too."""
+    """Arithmetic, comparisons, logic and number conversions: over numeric and boolean columns
+    one numpy operation, cheaper than keeping its value. Computed for a value that missed the
+    node cache, such a part is not kept on its own (its parts that are not cheap are): were it
+    kept, it would be found only where its whole is found too."""
     if isinstance(ir, P.Op):
-        return ir.op in _NUMPY_COMPARE or ir.op in _ARITH
+        return ir.op in _NUMPY_COMPARE or ir.op in _ARITH or ir.op in ("and", "or")
     if isinstance(ir, P.CallBuiltin):
         return ir.name in _CHEAP_BUILTINS
     return isinstance(ir, (P.Not, P.Neg))
