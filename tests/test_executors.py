@@ -296,7 +296,8 @@ def test_strings_formatted_per_node_read_alike_on_both_executors():
     read as the reference reads them."""
     from policylang.cluster.state import ClusterState
 
-    text = ('policy Team\n\ndef zone(n) = n.metadata.labels["zone"]\ndef cpu(n) = n.status.allocatable["cpu"]\ndef pair(n) = ["x", zone(n)]\n'
+    text = ('policy Team\n\ndef zone(n) = n.metadata.labels["zone"]\n'
+            'def cpu(n) = n.status.allocatable["cpu"]\ndef pair(n) = ["x", zone(n)]\n'
             'def text(n) = "${n.metadata.name}/${zone(n)}/${n.spec.unschedulable}/${cpu(n)}/${pair(n)}"\n\n'
             'filter team {\n    reject when text(node) in ["node-1/b/true/1500m/[x b]", "node-2//false/2/[x ]"]\n'
             '        reason "${text(node)} is out"\n}\n\n'
@@ -305,7 +306,8 @@ def test_strings_formatted_per_node_read_alike_on_both_executors():
               "metadata": {"name": f"node-{i}", "labels": {"zone": zone} if zone else {}},
               "spec": {"unschedulable": unschedulable},
               "status": {"allocatable": {"cpu": cpu}}}
-             for i, (zone, unschedulable, cpu) in enumerate([("a", False, "2"), ("b", True, "1500m"), (None, False, "2")])]
+             for i, (zone, unschedulable, cpu) in enumerate([("a", False, "2"), ("b", True, "1500m"),
+                                                             (None, False, "2")])]
     pod = S.structure({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
                        "spec": {"containers": [{"name": "c"}]}})
     reference, vector = (schedule(exe, ClusterState.build([S.structure(n) for n in nodes]), pod)
@@ -321,13 +323,15 @@ def test_values_read_from_kept_columns_are_widened_to_every_node_as_the_referenc
     at those nodes; a third pod then reads those nodes' values, which must be theirs."""
     from policylang.cluster.state import ClusterState
 
-    text = ('policy Team\n\nfilter team {\n    reject when node.metadata.labels["group"] == pod.metadata.labels["group"]\n'
+    text = ('policy Team\n\nfilter team {\n'
+            '    reject when node.metadata.labels["group"] == pod.metadata.labels["group"]\n'
             '        reason "group"\n}\n\n'
             'score team {\n    let weight = int(node.metadata.labels["w"]) * 7 + len(node.metadata.name)\n'
             '    value weight * 3 + 1\n    normalize minmax\n}\n\n'
             "profile team {\n    use Team weight 1\n}\n")
     nodes = [S.structure({"apiVersion": "v1", "kind": "Node",
-                          "metadata": {"name": f"node-{i:02d}", "labels": {"group": "abc"[i % 3], "w": str(i * i % 17)}}})
+                          "metadata": {"name": f"node-{i:02d}",
+                                       "labels": {"group": "abc"[i % 3], "w": str(i * i % 17)}}})
              for i in range(30)]
     pods = [S.structure({"apiVersion": "v1", "kind": "Pod",
                          "metadata": {"name": f"p-{group}", "namespace": "default", "labels": {"group": group}},

@@ -196,7 +196,6 @@ def test_sampling_stops_at_the_wanted_feasible_node_on_both_executors(tmp_path):
     assert next_start == 150
 
 
-
 @pytest.mark.parametrize("cordoned, learned", [
     (lambda i: i % 3 == 0, 1.0),     # a share too high: a second chunk finds the rest
     (lambda i: i % 3 == 0, 0.05),    # too low: one chunk past the last wanted node
