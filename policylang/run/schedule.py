@@ -564,9 +564,8 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
                 absent = Status(UNRESOLVABLE, (f"node(s) didn't satisfy plugin(s) [{' '.join(pre.restricted_by)}]",))
             positions = []      # of the feasible nodes in the state, for the vector executor
             feasible_names = None
-            for part, found in _filter_in_order(exe, state, pod, pre, _visit_order(state, considered, sampling),
-                                                sampling):
-                passed = np.fromiter(map(is_, found, repeat(None)), dtype=bool, count=len(found))
+            for part, found, passed in _filter_in_order(exe, state, pod, pre,
+                                                        _visit_order(state, considered, sampling), sampling):
                 fit = np.flatnonzero(passed)
                 part_positions = vector.node_positions(state, part) if exe.executor == "vector" else None
                 enough = sampling is not None and len(feasible) + len(fit) >= sampling.wanted
@@ -622,14 +621,15 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
 
 
 def _filter_in_order(exe: Executable, state: ClusterState, pod: Pod, pre: PreFilterOutcome, order: list[Node],
-                     sampling: "Sampling | None") -> Iterable[tuple[list[Node], list["Status | None"]]]:
-    """(nodes, their statuses) in visit order, a chunk at a time: the reference executor goes
-    node by node; the vector executor filters the nodes in chunks (one chunk of every node
-    unless sampling will stop early: see Sampling.chunk), node by node where nominated pods
-    must be counted on the node."""
+                     sampling: "Sampling | None") -> Iterable[tuple[list[Node], list["Status | None"], np.ndarray]]:
+    """(nodes, their statuses, which passed) in visit order, a chunk at a time: the reference
+    executor goes node by node; the vector executor filters the nodes in chunks (one chunk of
+    every node unless sampling will stop early: see Sampling.chunk), node by node where
+    nominated pods must be counted on the node."""
     if exe.executor == "reference":
         for node in order:
-            yield [node], [run_filters_with_nominated(exe, state, pod, pre, node)]
+            status = run_filters_with_nominated(exe, state, pod, pre, node)
+            yield [node], [status], np.array([status is None])
         return
     whole = vector.node_positions(state, order)
     start = fits = 0
@@ -647,8 +647,9 @@ def _filter_in_order(exe: Executable, state: ClusterState, pod: Pod, pre: PreFil
             by_name = dict(zip((n.metadata.name for n in plain), batch.filter_batch(exe, pre, plain)))
             found = [by_name[n.metadata.name] if n.metadata.name in by_name
                      else run_filters_with_nominated(exe, state, pod, pre, n) for n in part]
-        fits += sum(map(is_, found, repeat(None)))
-        yield part, found
+        passed = np.fromiter(map(is_, found, repeat(None)), dtype=bool, count=len(found))
+        fits += int(np.count_nonzero(passed))
+        yield part, found, passed
 
 
 def _nominated_ahead(state: ClusterState, pod: Pod, node_name: str) -> list[Pod]:
