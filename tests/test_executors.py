@@ -341,3 +341,55 @@ def test_values_read_from_kept_columns_are_widened_to_every_node_as_the_referenc
         state = ClusterState.build(nodes)
         outcomes.append([schedule(exe, state, pod) for pod in pods])
     assert outcomes[1] == outcomes[0]
+
+
+def test_objects_compared_and_looked_up_per_node_read_alike_on_both_executors():
+    """`==` / `!=` over values numpy cannot compare (records, null, quantities) and `x in m`
+    with both sides varying by node are Python's equality and membership, node by node."""
+    from policylang.cluster.state import ClusterState
+
+    text = ('policy Team\n\nfilter team {\n'
+            '    let found = first(s in [{key: "a", v: 1}, {key: "b", v: 2}] where s.key in node.metadata.labels)\n'
+            '    reject when found == null\n        reason "none"\n'
+            '    reject when found != null and found.key in node.metadata.labels and found == {key: "b", v: 2}\n'
+            '        reason "b"\n'
+            '    reject when node.status.allocatable["cpu"] != quantity("1000m")\n        reason "not one cpu"\n}\n\n'
+            "profile team {\n    use Team weight 1\n}\n")
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i}", "labels": labels},
+              "status": {"allocatable": {"cpu": cpu}}}
+             for i, (labels, cpu) in enumerate([({"a": "1"}, "1"), ({"b": "1"}, "1"), ({}, "1"),
+                                                ({"a": "1", "b": "1"}, "2")])]
+    pod = S.structure({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                       "spec": {"containers": [{"name": "c"}]}})
+    reference, vector = (schedule(exe, ClusterState.build([S.structure(n) for n in nodes]), pod)
+                         for exe in executables(_team_plan(text)))
+    assert vector == reference
+    assert [r.failure.reasons if r.failure else None for r in vector.nodes] == [
+        None, ("b",), ("none",), ("not one cpu",)]
+
+
+def test_a_value_of_params_alone_is_each_profiles_own_and_fails_on_every_pod():
+    """What reads only params is computed once per plugin's params, not once for every pod:
+    two profiles using a policy with different args each get their own value, and a check of
+    the args that fails, fails every pod, not just the first."""
+    from policylang.cluster.state import ClusterState
+
+    text = ('policy Team\n\nparam zones: list[string] = ["a"]\n\n'
+            'filter team {\n    let ok = if len(params.zones) > 0 then true else fail("no zones")\n'
+            '    reject when not node.metadata.labels["zone"] in [z + "" for z in params.zones]\n'
+            '        reason "zone"\n}\n\n'
+            'profile a {\n    use Team weight 1\n}\n\nprofile b {\n    use Team { zones: ["b"] } weight 1\n}\n\n'
+            'profile none {\n    use Team { zones: [] } weight 1\n}\n')
+    plans = compile_all(check(load_program("<team>.sched", text=text)))
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{z}", "labels": {"zone": z}}}
+             for z in "ab"]
+    pods = [S.structure({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default"},
+                         "spec": {"containers": [{"name": "c"}]}}) for i in range(2)]
+    for pod in pods:
+        for profile, selected in (("a", "node-a"), ("b", "node-b"), ("none", None)):
+            reference, vector = (schedule(exe, ClusterState.build([S.structure(n) for n in nodes]), pod)
+                                 for exe in executables(plans[profile]))
+            assert vector == reference
+            assert vector.selected == selected
+            if selected is None:
+                assert "no zones" in vector.message

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter, OrderedDict
 from itertools import chain, compress, repeat
-from operator import attrgetter, is_
+from operator import attrgetter, eq, is_, ne
 from typing import Any, Callable
 
 import attrs
@@ -262,13 +262,20 @@ def _bool_value(t, n: int):
 @P.by_identity
 def vcompile(ir) -> VFn:
     """The vector form of an expression (one per IR object: inlined defs share theirs)."""
+    # A variable or a constant is its value, varying or not: nothing to decide per call.
+    if isinstance(ir, P.Var):
+        return _var(ir)
+    if isinstance(ir, P.Const):
+        value = ir.value
+        return lambda venv, n: value
     ref = compile_ir(ir)
     names = P.free_vars(ir)
+    if _params_only(ir):
+        return _once_per_params(ref)
     free = tuple(sorted(names))
     special = _VECTOR.get(type(ir))
     vec = special(ir) if special is not None else None
-    # A variable is its value: its own entry would only copy it.
-    local = node_local(ir) if not isinstance(ir, P.Var) else None
+    local = node_local(ir)
     cheap = _cheap(ir)
     reads = _reads(ir)
     token = object()     # this expression, in cache keys
@@ -300,6 +307,35 @@ def vcompile(ir) -> VFn:
     return run
 
 
+def _params_only(ir) -> bool:
+    """Whether an expression reads nothing but its plugin's params (a check of its args, a
+    default list of resources): its value is the same for every pod."""
+    return P.free_vars(ir) <= {"params"} and not _reads_state(ir)
+
+
+@P.by_identity
+def _reads_state(ir) -> bool:
+    if isinstance(ir, P.CallBuiltin) and bi.REGISTRY[ir.name].needs_state:
+        return True
+    if isinstance(ir, P.GetField) and ir.name in NODE_DERIVED:
+        return True
+    return any(_reads_state(part) for part in P.parts(ir))
+
+
+def _once_per_params(ref: Callable) -> VFn:
+    """ref's value, computed once per params object (an error is raised again each time)."""
+    memo: list = [_UNSET, None]    # params, value
+
+    def run(venv: dict, n: int):
+        params = venv.get("params")
+        if memo[0] is not params:
+            memo[1] = ref(venv)
+            memo[0] = params
+        return memo[1]
+    return run
+
+
+_UNSET = object()
 _CHEAP_BUILTINS = frozenset({"float", "int", "abs", "sqrt", "min", "max"})
 
 
@@ -1043,10 +1079,8 @@ def _op(ir: P.Op):
             a, b = left(venv, n), right(venv, n)
             if (isinstance(a, Col) or isinstance(b, Col)) and _comparable(a, b) and (op in ("==", "!=") or _num_kind(a) != "bool"):
                 return Col(np.asarray(compare(_arr(a), _arr(b)), dtype=bool))
-            if op == "==":
-                return elementwise(lambda x, y: x == y, [a, b], n)
-            if op == "!=":
-                return elementwise(lambda x, y: x != y, [a, b], n)
+            if op in ("==", "!="):
+                return _equal_each(a, b, n, op == "!=")
             return elementwise(lambda x, y: _order(op, x, y), [a, b], n)
         return cmp
     if op in ("in", "notin"):
@@ -1057,7 +1091,9 @@ def _op(ir: P.Op):
             if isinstance(c, (dict, list, tuple)) and not c:     # nothing is in an empty one
                 return Col(np.full(n, negate)) if isinstance(x, VARYING) else negate
             if isinstance(c, Col) and not isinstance(x, VARYING):
-                hits = _contains_in_each(x, c.a)
+                hits = _contains_in_each(repeat(x), c.a)
+            elif isinstance(c, Col) and isinstance(x, Col):
+                hits = _contains_in_each(x.a.tolist(), c.a)
             elif isinstance(x, Col) and isinstance(c, (dict, list, tuple)):
                 encoded = codes_of(x)
                 if encoded is not None:     # once per distinct value
@@ -1081,15 +1117,29 @@ def _op(ir: P.Op):
     return calc
 
 
-def _contains_in_each(x, containers: np.ndarray) -> np.ndarray:
-    """`x in c` for every container c of a column, as the reference's _contains."""
+def _contains_in_each(items, containers: np.ndarray) -> np.ndarray:
+    """`x in c` for every container c of a column and its item x, as the reference's _contains."""
     cs = containers.tolist()
     kinds = set(map(type, cs))
     if len(kinds) == 1 and kinds <= {dict, list}:    # one kind of container: membership in C
-        return np.fromiter(map(kinds.pop().__contains__, cs, repeat(x)), dtype=bool, count=len(cs))
-    text = isinstance(x, str)
-    return np.fromiter((False if c is None else (text and x in c) if isinstance(c, str) else x in c
-                        for c in cs), dtype=bool, count=len(cs))
+        return np.fromiter(map(kinds.pop().__contains__, cs, items), dtype=bool, count=len(cs))
+    return np.fromiter(map(_contains, cs, items), dtype=bool, count=len(cs))
+
+
+def _equal_each(a, b, n: int, negate: bool):
+    """`a == b` (or !=) node by node for values numpy cannot compare: Python's equality, each
+    distinct value of a kept column compared once."""
+    same = ne if negate else eq
+    if isinstance(a, Col) and not isinstance(b, VARYING):
+        encoded = codes_of(a)
+        if encoded is not None:
+            return Col(np.fromiter(map(same, encoded[1], repeat(b)), dtype=bool, count=len(encoded[1]))[encoded[0]])
+        return Col(np.fromiter(map(same, a.a.tolist(), repeat(b)), dtype=bool, count=n))
+    if isinstance(b, Col) and not isinstance(a, VARYING):
+        return Col(np.fromiter(map(same, repeat(a), b.a.tolist()), dtype=bool, count=n))
+    if isinstance(a, Col) and isinstance(b, Col):
+        return Col(np.fromiter(map(same, a.a.tolist(), b.a.tolist()), dtype=bool, count=n))
+    return elementwise(same, [a, b], n)
 
 
 def _not(ir: P.Not):
@@ -1537,9 +1587,9 @@ def _text(x) -> str:
     return x if type(x) is str else bi.to_string(x)
 
 
-# Const never varies.
+# (Var and Const are their own vector forms: see vcompile.)
 _VECTOR = {
-    P.Var: _var, P.GetField: _field, P.GetIndex: _index, P.Op: _op, P.Not: _not, P.Neg: _neg,
+    P.GetField: _field, P.GetIndex: _index, P.Op: _op, P.Not: _not, P.Neg: _neg,
     P.Cond: _cond, P.MakeList: _list, P.MakeMap: _map, P.Comp: _comp, P.Fold: _fold,
     P.CallBuiltin: _call, P.Bind: _bind, P.Format: _format,
 }
