@@ -393,3 +393,28 @@ def test_a_value_of_params_alone_is_each_profiles_own_and_fails_on_every_pod():
             assert vector.selected == selected
             if selected is None:
                 assert "no zones" in vector.message
+
+
+@pytest.mark.parametrize("expr, long", [
+    ("[c.name for c in pod.spec.containers]", False),
+    ("[t for t in [c.name for c in pod.spec.containers] where t != \"\"]", False),
+    ("[x for x in params.zones]", False),
+    ("[n.metadata.name for n in cluster.nodes]", True),
+    ("[x for x in [n.metadata.name for n in cluster.nodes]]", True),
+    ("[p for p in pods_matching(pod.metadata.namespace, null)]", True),
+    ("[c for c in zones]", True),      # a let: it may hold anything
+])
+def test_comprehensions_over_what_a_pod_spec_holds_are_not_taken_apart(expr, long):
+    """A pod-stage expression is evaluated part by part (so that a comprehension over a long
+    list, the cluster's nodes say, runs as a batch) only when it holds one that may be long:
+    lists read from the pod or params alone, and lists made from their members, are short."""
+    from policylang import plan as P
+    from policylang.run.vector import _has_long_comprehension
+
+    text = ('policy Team\n\nparam zones: list[string] = ["a"]\n\nfilter team {\n'
+            f'    let zones = params.zones\n    let value = {expr}\n'
+            '    reject when len(value) > 100\n        reason "many"\n}\n\n'
+            "profile team {\n    use Team weight 1\n}\n")
+    (step,) = [s for s in _team_plan(text).plugins[0].filters[0].pod_steps
+               if isinstance(s, P.LetStep) and s.name.startswith("value")]
+    assert _has_long_comprehension(step.expr) is long

@@ -774,11 +774,44 @@ _NOWHERE = np.zeros(0, dtype=np.int64)
 FEW_DISTINCT = 64   # kept columns with at most this many distinct values are looked up per value
 
 
+POD_SIZED = frozenset({"pod", "params"})     # what lists read from are as long as a pod spec
+
+
 @P.by_identity
 def _has_long_comprehension(ir) -> bool:
-    if isinstance(ir, P.Comp) and not isinstance(ir.source, P.MakeList):
-        return True
-    return any(_has_long_comprehension(part) for part in P.parts(ir))
+    """Whether ir holds a comprehension over a list that may be long: one neither written out
+    nor read from the pod or params alone (a pod's terms, containers, tolerations), or from
+    members of such lists. Comprehensions over those are the reference's to run."""
+    return _long_within(ir, POD_SIZED)
+
+
+_LONG: dict = {}    # (id(ir), short) → (ir, answer)
+
+
+def _long_within(ir, short: frozenset) -> bool:
+    """_has_long_comprehension, with the variables in ``short`` known to be pod-sized."""
+    hit = _LONG.get((id(ir), short))
+    if hit is not None and hit[0] is ir:
+        return hit[1]
+    if isinstance(ir, P.Comp):
+        sized = _pod_sized(ir.source, short)
+        inner = short | {ir.var} if sized else short - {ir.var}
+        answer = (not sized and not isinstance(ir.source, P.MakeList)) or _long_within(ir.source, short) \
+            or any(_long_within(x, inner) for x in (ir.element, ir.where, ir.by) if x is not None)
+    elif isinstance(ir, P.Bind):
+        inner = (short - set(ir.names)) | {name for name, v in zip(ir.names, ir.values) if _pod_sized(v, short)}
+        answer = any(_long_within(v, short) for v in ir.values) or _long_within(ir.body, inner)
+    elif isinstance(ir, P.Fold):
+        answer = _long_within(ir.init, short) or _long_within(ir.source, short) \
+            or _long_within(ir.body, short - {ir.acc, ir.var})
+    else:
+        answer = any(_long_within(part, short) for part in P.parts(ir))
+    _LONG[(id(ir), short)] = (ir, answer)
+    return answer
+
+
+def _pod_sized(ir, short: frozenset) -> bool:
+    return P.free_vars(ir) <= short and not _reads_state(ir)
 
 
 def node_positions(state, seq) -> "np.ndarray | None":
@@ -800,6 +833,9 @@ def by_position(state) -> "tuple[np.ndarray, np.ndarray]":
     return arrays
 
 
+_MEMBERS = "$members"   # see _lifted
+
+
 def _lifted(ir: P.Comp):
     """A comprehension that is the same for every node (a pod-stage one over the cluster's
     nodes, say) but long: its members form a batch of their own, evaluated at once."""
@@ -808,6 +844,10 @@ def _lifted(ir: P.Comp):
     element = vcompile(ir.element) if ir.element is not None else None
     where = vcompile(ir.where) if ir.where is not None else None
     by = vcompile(ir.by) if ir.by is not None else None
+    # A short list whose members' parts hold nothing to lift is the reference's loop, over the
+    # members already computed.
+    nothing_to_lift = not any(_has_long_comprehension(x) for x in (ir.element, ir.where, ir.by) if x is not None)
+    given = compile_ir(P.Comp(kind, var, P.Var(_MEMBERS), ir.element, ir.where, ir.by)) if nothing_to_lift else None
 
     def lift(venv: dict, ref: Callable):
         seq = source(venv, 1)
@@ -819,6 +859,9 @@ def _lifted(ir: P.Comp):
             except POLICY_ERRORS:
                 return ref(venv)
         if len(seq) < LIFT_MIN:
+            if given is not None:
+                venv[_MEMBERS] = seq
+                return given(venv)
             return one_by_one(venv, seq)
         m = len(seq)
         env = {k: v for k, v in venv.items()
