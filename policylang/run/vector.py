@@ -235,6 +235,17 @@ def _num_kind(v) -> "str | None":
     return None
 
 
+def _where(mask: np.ndarray) -> np.ndarray:
+    """np.flatnonzero of a 1-d mask, without its Python-level wrappers (tens of calls a pod)."""
+    return mask.nonzero()[0]
+
+
+def _abs_max(v) -> int:
+    """The largest absolute value of a number or numeric column (0 for an empty one)."""
+    a = _arr(v)
+    return int(np.abs(a).max(initial=0)) if isinstance(a, np.ndarray) else abs(a)
+
+
 def _arr(v):
     return v.a if isinstance(v, Col) else v
 
@@ -692,8 +703,8 @@ class NodeCache:
         if pos is None:
             pos = slice(None)
         if dynamic:
-            return np.flatnonzero(entry.versions[pos] != state.node_versions[pos])
-        return np.flatnonzero(entry.versions[pos] < 0)
+            return _where(entry.versions[pos] != state.node_versions[pos])
+        return _where(entry.versions[pos] < 0)
 
     def _sync(self, entry: _Entry, dynamic: bool) -> None:
         """Note the entry in sync when, values just computed, every node's is up to date."""
@@ -941,7 +952,7 @@ def on(fn: VFn, venv: dict, n: int, mask, names: "frozenset | None" = None):
     result as a batch-wide value."""
     if mask is True:
         return fn(venv, n)
-    sel = np.flatnonzero(mask)
+    sel = _where(mask)
     if len(sel) == n:
         return fn(venv, n)
     if not len(sel):
@@ -1022,11 +1033,11 @@ def _member(seq: Seq, k: int, n: int):
     for item, m in zip(seq.items, seq.masks):
         hit = (before == k) if m is True else (m & (before == k))
         if hit.any():
-            sel = np.flatnonzero(hit)
+            sel = _where(hit)
             parts.append((sel, take(item, sel) if isinstance(item, VARYING) else item))
             taken |= hit
         before = before + (1 if m is True else m)
-    return merge(parts + [(np.flatnonzero(~taken), None)], n)
+    return merge(parts + [(_where(~taken), None)], n)
 
 
 _NUMPY_COMPARE = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
@@ -1040,7 +1051,7 @@ def _comparable(a, b) -> bool:
     if ka == kb:
         return True
     ints = a if ka == "int" else b
-    return int(np.max(np.abs(_arr(ints)), initial=0)) < FLOAT_EXACT
+    return _abs_max(ints) < FLOAT_EXACT
 
 
 def _arith_ok(op: str, a, b) -> bool:
@@ -1048,8 +1059,8 @@ def _arith_ok(op: str, a, b) -> bool:
     if ka not in ("int", "float") or kb not in ("int", "float"):
         return False
     if ka == kb == "int":
-        x = int(np.max(np.abs(_arr(a)), initial=0))
-        y = int(np.max(np.abs(_arr(b)), initial=0))
+        x = _abs_max(a)
+        y = _abs_max(b)
         bound = x * y if op == "*" else x + y
         return bound < INT_LIMIT
     return _comparable(a, b)
@@ -1088,7 +1099,7 @@ def _op(ir: P.Op):
                     return a
                 return _bool_value(truth(right(venv, n), n), n)
             undecided = a if op == "and" else ~a
-            sel = np.flatnonzero(undecided)
+            sel = _where(undecided)
             if not len(sel):
                 return Col(a)
             b = truth(right(restrict(venv, sel, right_reads), len(sel)), len(sel))
@@ -1109,10 +1120,10 @@ def _op(ir: P.Op):
                 filler = ir.right.value
                 return col_of([filler if x is None else x for x in a.a.tolist()])
             missing = np.fromiter(map(is_, a.a.tolist(), repeat(None)), dtype=bool, count=n)
-            sel = np.flatnonzero(missing)
+            sel = _where(missing)
             if not len(sel):
                 return a
-            keep = np.flatnonzero(~missing)
+            keep = _where(~missing)
             return merge([(keep, take(a, keep)), (sel, right(restrict(venv, sel, right_reads), len(sel)))], n)
         return coalesce
     if op in _NUMPY_COMPARE:
@@ -1220,7 +1231,7 @@ def _cond(ir: P.Cond):
             picked = _picked(c, then, else_, venv, n)
             if picked is not None:
                 return picked
-        yes, no = np.flatnonzero(c), np.flatnonzero(~c)
+        yes, no = _where(c), _where(~c)
         parts = []
         if len(yes):
             parts.append((yes, then(restrict(venv, yes, then_reads), len(yes)) if len(yes) < n else then(venv, n)))
@@ -1342,14 +1353,14 @@ def _comp(ir: P.Comp):
         if full.all():
             return node_by_node(ref, venv, varying, n)
         empty = {} if kind == "group" else _AGGREGATE[kind]([])
-        some = np.flatnonzero(full)
+        some = _where(full)
         if not len(some):
             return empty
         parts = [(some, node_by_node(ref, restrict(venv, some), varying, len(some)))]
         if kind == "list":   # a list of its own for every node, as the reference makes
-            rest = np.flatnonzero(~full)
+            rest = _where(~full)
             return merge(parts + [(rest, col_of([[] for _ in range(len(rest))]))], n)
-        return merge(parts + [(np.flatnonzero(~full), empty)], n)
+        return merge(parts + [(_where(~full), empty)], n)
 
     def exploded(venv, n, lists, sizes):
         """Every node's members as one batch of items, each knowing its node; the answers
@@ -1364,7 +1375,7 @@ def _comp(ir: P.Comp):
         else:
             member = _as_mask(member_mask(env, m, True), m)
             values = on(element, env, m, member) if element is not None else env[var]
-        chosen = np.flatnonzero(member)
+        chosen = _where(member)
         if kind in ("any", "all"):
             t = _as_mask(truth(values, m), m)[chosen] if len(chosen) else np.zeros(0, dtype=bool)
             hits = np.bincount(owner[chosen][t if kind == "any" else ~t], minlength=n)
@@ -1406,9 +1417,9 @@ def _comp(ir: P.Comp):
             if decided.all():
                 break
         if kind == "first":
-            parts = [(np.flatnonzero(m), take(v, np.flatnonzero(m)) if isinstance(v, VARYING) else v)
+            parts = [(_where(m), take(v, _where(m)) if isinstance(v, VARYING) else v)
                      for v, m in found]
-            rest = np.flatnonzero(~decided)
+            rest = _where(~decided)
             return merge(parts + [(rest, None)], n)
         return Col(decided if want else ~decided)
 
@@ -1447,7 +1458,7 @@ def _sum(chosen: list, n: int):
             present |= m
         if not present.all():
             return None
-    bound = sum(int(np.max(np.abs(_arr(v)), initial=0)) for v, _ in chosen) if kind == "int" else 0
+    bound = sum(_abs_max(v) for v, _ in chosen) if kind == "int" else 0
     if bound >= INT_LIMIT:
         return None
     total = np.zeros(n, dtype=np.int64 if kind == "int" else np.float64)
