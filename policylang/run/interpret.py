@@ -52,7 +52,8 @@ def get_field(obj: Any, name: str, state) -> Any:
 
 
 def _truthy(v) -> bool:
-    return bool(v) if isinstance(v, bool) else v is not None and v is not False
+    """Only null and false are false (spelled out as this expression where it is hot)."""
+    return v is not None and v is not False
 
 
 def go_div(a, b):
@@ -113,8 +114,22 @@ def _var(ir: P.Var) -> Fn:
 
 
 def _field(ir: P.GetField) -> Fn:
-    target, read = compile_ir(ir.target), field_reader(ir.name)
-    return lambda env: read(target(env), env)
+    target, name, read = compile_ir(ir.target), ir.name, field_reader(ir.name)
+    held_in: dict[type, str] = {}   # per API type, the attribute this field is held in
+
+    def run(env):
+        # Records and API objects, the common cases, read here without further calls.
+        obj = target(env)
+        kind = type(obj)
+        if kind is dict:
+            return obj.get(name)
+        attr = held_in.get(kind)
+        if attr is not None:
+            return getattr(obj, attr)
+        if attrs.has(kind) and name in _api_attrs(kind):
+            held_in[kind] = _api_attrs(kind)[name]
+        return read(obj, env)
+    return run
 
 
 def field_reader(name: str) -> Callable:
@@ -160,9 +175,21 @@ def index_value(obj, k):
 def _op(ir: P.Op) -> Fn:
     op, left, right = ir.op, compile_ir(ir.left), compile_ir(ir.right)
     if op == "and":
-        return lambda env: _truthy(left(env)) and _truthy(right(env))
+        def both(env):
+            x = left(env)
+            if x is None or x is False:
+                return False
+            y = right(env)
+            return y is not None and y is not False
+        return both
     if op == "or":
-        return lambda env: _truthy(left(env)) or _truthy(right(env))
+        def either(env):
+            x = left(env)
+            if x is not None and x is not False:
+                return True
+            y = right(env)
+            return y is not None and y is not False
+        return either
     if op == "??":
         def coalesce(env):
             v = left(env)
@@ -199,7 +226,7 @@ _ARITH = {"+": _plus, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": go_
 
 def _not(ir: P.Not) -> Fn:
     operand = compile_ir(ir.operand)
-    return lambda env: not _truthy(operand(env))
+    return lambda env: (x := operand(env)) is None or x is False
 
 
 def _neg(ir: P.Neg) -> Fn:
@@ -213,7 +240,7 @@ def _neg(ir: P.Neg) -> Fn:
 
 def _cond(ir: P.Cond) -> Fn:
     c, a, b = compile_ir(ir.cond), compile_ir(ir.then), compile_ir(ir.else_)
-    return lambda env: a(env) if _truthy(c(env)) else b(env)
+    return lambda env: a(env) if (x := c(env)) is not None and x is not False else b(env)
 
 
 def _list(ir: P.MakeList) -> Fn:
@@ -247,7 +274,7 @@ def _comp(ir: P.Comp) -> Fn:
             return
         for x in seq:
             env[var] = x
-            if where is None or _truthy(where(env)):
+            if where is None or ((w := where(env)) is not None and w is not False):
                 yield x
 
     def project(env):
@@ -262,7 +289,7 @@ def _comp(ir: P.Comp) -> Fn:
                 return out
             for x in seq:
                 env[var] = x
-                if where is None or _truthy(where(env)):
+                if where is None or ((w := where(env)) is not None and w is not False):
                     out.append(element(env) if element is not None else x)
             return out
         return collect
@@ -276,7 +303,7 @@ def _comp(ir: P.Comp) -> Fn:
             n = 0
             for x in seq:
                 env[var] = x
-                if _truthy(where(env)):
+                if (w := where(env)) is not None and w is not False:
                     n += 1
             return n
         return count
