@@ -418,3 +418,29 @@ def test_comprehensions_over_what_a_pod_spec_holds_are_not_taken_apart(expr, lon
     (step,) = [s for s in _team_plan(text).plugins[0].filters[0].pod_steps
                if isinstance(s, P.LetStep) and s.name.startswith("value")]
     assert _has_long_comprehension(step.expr) is long
+
+
+def test_nodes_named_over_a_batch_read_alike_on_both_executors():
+    """node_named over a column of names (a pod-stage comprehension over the cluster's nodes,
+    run as a batch): each name's node, null for a name no node has or for null."""
+    from policylang.cluster.state import ClusterState
+
+    text = ('policy Team\n\nfilter team {\n'
+            '    let pairs = [{of: n.metadata.name, peer: node_named(n.metadata.labels["peer"])}\n'
+            '                 for n in cluster.nodes]\n'
+            '    let named = [x.peer.metadata.name for x in pairs where x.peer != null]\n'
+            '    reject when node.metadata.name in named\n'
+            '        reason "peer of ${first(x in pairs where x.peer.metadata.name == node.metadata.name).of}"\n'
+            '}\n\n'
+            "profile team {\n    use Team weight 1\n}\n")
+    peers = {0: "node-10", 1: "node-11", 2: "node-12", 3: "nope", 4: "node-14"}
+    nodes = [{"apiVersion": "v1", "kind": "Node",
+              "metadata": {"name": f"node-{i}", "labels": {"peer": peers[i]} if i in peers else {}}}
+             for i in range(20)]
+    pod = S.structure({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                       "spec": {"containers": [{"name": "c"}]}})
+    reference, vector = (schedule(exe, ClusterState.build([S.structure(n) for n in nodes]), pod)
+                         for exe in executables(_team_plan(text)))
+    assert vector == reference
+    assert [(r.name, r.failure.reasons) for r in vector.nodes if r.failure] == [
+        (f"node-1{i}", (f"peer of node-{i}",)) for i in (0, 1, 2, 4)]

@@ -1583,13 +1583,20 @@ def _has_image(venv, args, n):
     return Col(venv["$state"].image_holder_mask(name)[venv["$pos"]])
 
 
+def _node_named(venv, args, n):
+    (names,) = args
+    if not isinstance(names, Col):
+        return None
+    return Col(np.fromiter(map(venv["$state"].nodes.get, names.a.tolist()), dtype=object, count=n))
+
+
 _VECTOR_BUILTINS = {
     "len": _len, "float": _float, "int": _int, "abs": _abs, "sqrt": _sqrt,
     "min": _min_max(np.minimum), "max": _min_max(np.maximum),
     "milli": _quantity_amount(bi.milli), "value": _quantity_amount(bi.value),
 }
 # These are given the batch's venv too.
-_VECTOR_STATE_BUILTINS = {"count_on_node": _count_on_node, "has_image": _has_image}
+_VECTOR_STATE_BUILTINS = {"count_on_node": _count_on_node, "has_image": _has_image, "node_named": _node_named}
 
 
 def _call(ir: P.CallBuiltin):
