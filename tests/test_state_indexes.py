@@ -94,6 +94,9 @@ def test_count_matching_counts_what_a_selector_selects_as_pods_come_and_go():
     assert state.count_matching("default", _selector({"matchExpressions": [
         {"key": "app", "operator": "In", "values": ["web"]}]})) == {"node-1": 3}
     assert state.count_matching(None, _selector({"matchLabels": {"app": "web"}})) == {"node-1": 3}
+    # The same by node position, first asked now: from the per-label counts kept by position.
+    assert state.count_matching_by_position("default", web).tolist() == [0, 3]
+    assert state.count_matching_by_position(None, web).tolist() == [0, 3]
     # Kept answers follow the pods that come: only those every requirement selects.
     two_labels = _selector({"matchLabels": {"app": "web", "tier": "db"}})
     not_canary = _selector({"matchLabels": {"app": "web"},

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter, OrderedDict
+from itertools import repeat
 from typing import Iterable
 
 import attrs
@@ -69,6 +70,8 @@ class ClusterState:
         # Bound pods that count_matching counts: key → node; per label, how many on each node.
         self._counted_on: dict[str, str] = {}
         self._label_nodes: dict[tuple, Counter] = {}
+        # The same per node position (for counts by position without a look-up per node name).
+        self._label_positions: dict[tuple, Counter] = {}
         # count_matching's answers (selector, counts by node), updated as pods arrive or leave;
         # their keys by label (see _counted_by).
         self._counts: OrderedDict = OrderedDict()
@@ -291,10 +294,13 @@ class ClusterState:
         counted = pod.metadata.deletion_timestamp is None
         if counted:
             self._counted_on[key] = node
+        position = self.node_index.get(node)
         for k, v in pod.metadata.labels.items():
             self.label_index.setdefault((ns, k, v), {})[key] = pod
             if counted:
                 self._label_nodes.setdefault((ns, k, v), Counter())[node] += 1
+                if position is not None:
+                    self._label_positions.setdefault((ns, k, v), Counter())[position] += 1
         for claim in _claim_names(pod):
             self.claim_users[(ns, claim)] = self.claim_users.get((ns, claim), 0) + 1
         if _has_affinity(pod):
@@ -308,13 +314,13 @@ class ClusterState:
         ns, key = pod.metadata.namespace, pod.key
         self.pods_by_namespace.get(ns, {}).pop(key, None)
         counted_on = self._counted_on.pop(key, None)
+        position = self.node_index.get(counted_on)
         for k, v in pod.metadata.labels.items():
             self.label_index.get((ns, k, v), {}).pop(key, None)
             if counted_on is not None:
-                on_nodes = self._label_nodes[(ns, k, v)]
-                on_nodes[counted_on] -= 1
-                if not on_nodes[counted_on]:
-                    del on_nodes[counted_on]
+                _uncount(self._label_nodes[(ns, k, v)], counted_on)
+                if position is not None:
+                    _uncount(self._label_positions[(ns, k, v)], position)
         for claim in _claim_names(pod):
             left = self.claim_users.get((ns, claim), 0) - 1
             if left > 0:
@@ -420,7 +426,7 @@ class ClusterState:
         keys = tuple(sorted(set(keys)))
         domains, at, pos, present = self._domains_having(key, keys)
         if selector is None:
-            return dict.fromkeys([domains[i] for i in present], 0)
+            return dict.fromkeys(map(domains.__getitem__, present), 0)
         counts = self.count_matching(namespace, selector)
         derived = self._domain_counts.setdefault(_selector_key(namespace, selector), {})
         hit = derived.get((key, keys))
@@ -428,7 +434,7 @@ class ClusterState:
             return hit[1]
         totals = np.bincount(at, weights=self.count_matching_by_position(namespace, selector)[pos],
                              minlength=len(domains))
-        by_domain = {domains[i]: int(totals[i]) for i in present}
+        by_domain = _by_domain(domains, present, totals)
         derived[(key, keys)] = (counts, by_domain)
         return by_domain
 
@@ -457,7 +463,7 @@ class ClusterState:
         domains, at, present = self._domains_at(key, pos)
         totals = np.bincount(at, weights=self.count_matching_by_position(namespace, selector)[pos],
                              minlength=len(domains))
-        return {domains[i]: int(totals[i]) for i in present}
+        return _by_domain(domains, present, totals)
 
     def domains_of(self, key: str, nodes: list) -> list[str]:
         """The values of node label ``key`` ("" for a node without it) the nodes have, each once,
@@ -488,11 +494,17 @@ class ClusterState:
         hit = self._count_arrays.get(key)
         if hit is not None and hit[0] is counts:    # kept up to date by _recount
             return hit[1]
-        index = self.node_index
-        at = np.fromiter((index.get(name, -1) for name in counts), dtype=np.int64, count=len(counts))
-        per_node = np.zeros(len(index), dtype=np.int64)
-        on = at >= 0
-        per_node[at[on]] = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))[on]
+        labels, exact = _narrowing(selector) if selector is not None else ([], False)
+        per_node = np.zeros(len(self.node_index), dtype=np.int64)
+        if exact and len(labels) == 1:      # counted per position as pods come and go
+            for ns in [namespace] if namespace is not None else list(self.pods_by_namespace):
+                pool = self._label_positions.get((ns, *labels[0]), {})
+                per_node[np.fromiter(pool.keys(), dtype=np.int64, count=len(pool))] += \
+                    np.fromiter(pool.values(), dtype=np.int64, count=len(pool))
+        else:
+            at = np.fromiter(map(self.node_index.get, counts, repeat(-1)), dtype=np.int64, count=len(counts))
+            on = at >= 0
+            per_node[at[on]] = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))[on]
         if key is not None:
             self._count_arrays[key] = (counts, per_node)
         return per_node
@@ -625,6 +637,17 @@ class ClusterState:
         self._bump(self.node_index[node])
         self._matching.clear()
         self._recount(pod, node, 1)
+
+
+def _uncount(counter: Counter, key) -> None:
+    counter[key] -= 1
+    if not counter[key]:
+        del counter[key]
+
+
+def _by_domain(domains: list, present: list, totals: np.ndarray) -> dict[str, int]:
+    """Each present domain's total (a hostname key has one per node: thousands), in order."""
+    return dict(zip(map(domains.__getitem__, present), totals[present].astype(np.int64).tolist()))
 
 
 def _narrowing(selector: model.LabelSelector) -> tuple[list[tuple[str, str]], bool]:

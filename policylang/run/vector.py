@@ -1019,7 +1019,10 @@ def _index(ir: P.GetIndex):
                 found = col_of(list(map(obj.get, keys)))
             return Col(found.a[encoded[0]]) if encoded is not None else found
         if isinstance(obj, Col) and k is not None and not isinstance(k, VARYING):
-            return col_of([o.get(k) if type(o) is dict else index_value(o, k) for o in obj.a.tolist()])
+            objs = obj.a.tolist()
+            if set(map(type, objs)) == {dict}:     # every node's map: one C loop of look-ups
+                return col_of(list(map(dict.get, objs, repeat(k))))
+            return col_of([o.get(k) if type(o) is dict else index_value(o, k) for o in objs])
         return elementwise(index_value, [obj, k], n)
     return run
 
