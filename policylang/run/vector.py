@@ -286,7 +286,9 @@ def vcompile(ir) -> VFn:
     free = tuple(sorted(names))
     special = _VECTOR.get(type(ir))
     vec = special(ir) if special is not None else None
-    local = node_local(ir)
+    # A def applied to variables is its body under other names: the body's entry is enough.
+    renaming = isinstance(ir, P.Bind) and all(isinstance(v, P.Var) for v in ir.values)
+    local = node_local(ir) if not renaming else None
     cheap = _cheap(ir)
     reads = _reads(ir)
     token = object()     # this expression, in cache keys
