@@ -288,8 +288,7 @@ def vcompile(ir) -> VFn:
     vec = special(ir) if special is not None else None
     # A def applied to variables is its body under other names: the body's entry is enough.
     renaming = isinstance(ir, P.Bind) and all(isinstance(v, P.Var) for v in ir.values)
-    local = node_local(ir) if not renaming else None
-    cheap = _cheap(ir)
+    local = node_local(ir) if not (renaming or _cheap(ir)) else None
     reads = _reads(ir)
     token = object()     # this expression, in cache keys
     lift = _lifted(ir) if isinstance(ir, P.Comp) else None
@@ -306,8 +305,7 @@ def vcompile(ir) -> VFn:
                 return lift(venv, ref)
             return vec(venv, n) if structural else ref(venv)
         cache = venv.get("$cache")
-        if local is not None and cache is not None and token not in cache.uncacheable \
-                and not (cheap and venv.get("$missed")):
+        if local is not None and cache is not None and token not in cache.uncacheable:
             key = _cache_key(token, reads, venv)
             if key is not None:
                 # Over a value that depends on the pods on a node, a value does too.
@@ -354,9 +352,8 @@ _CHEAP_BUILTINS = frozenset({"float", "int", "abs", "sqrt", "min", "max"})
 
 def _cheap(ir) -> bool:
     """Arithmetic, comparisons, logic and number conversions: over numeric and boolean columns
-    one numpy operation, cheaper than keeping its value. Computed for a value that missed the
-    node cache, such a part is not kept on its own (its parts that are not cheap are): were it
-    kept, it would be found only where its whole is found too."""
+    one numpy operation, cheaper than looking its value up (and than recomputing it on the
+    nodes whose pods changed). Such a value is not kept, its parts that are not cheap are."""
     if isinstance(ir, P.Op):
         return ir.op in _NUMPY_COMPARE or ir.op in _ARITH or ir.op in ("and", "or")
     if isinstance(ir, P.CallBuiltin):
@@ -668,7 +665,7 @@ class NodeCache:
         if widen is not None:
             everywhere = self._stale(entry, dynamic, None)
             try:
-                v = vec(self._at(venv, widen, everywhere), len(everywhere))     # _at marks it missed
+                v = vec(self._at(venv, widen, everywhere), len(everywhere))
             except POLICY_ERRORS:
                 pass      # perhaps on a node beyond the batch: the batch alone says
             else:
@@ -677,7 +674,7 @@ class NodeCache:
                 sub = sub[:0]
         if len(sub):
             compute = by_node if len(sub) <= FEW_NODES and entry.values is not None else vec
-            v = compute(_missed(restrict(venv, sub, free) if len(sub) < n else dict(venv)), len(sub))
+            v = compute(restrict(venv, sub, free) if len(sub) < n else dict(venv), len(sub))
             if not self._keep(key, entry, pos[sub], v):
                 return vec(venv, n) if len(sub) < n else v
         if entry.synced != self.state.generation and (widen is not None or len(sub)):
@@ -730,7 +727,7 @@ class NodeCache:
             out[var] = Col(by_position(self.state)[0][pos], NODES_KEY)
         for name, entry in kept:
             out[name] = entry.column(pos)
-        return _missed(out)
+        return out
 
     def _keep(self, key, entry: _Entry, at: np.ndarray, v) -> bool:
         """Store the values of the nodes at ``at``; False (and the expression uncacheable)
@@ -744,12 +741,6 @@ class NodeCache:
         entry.store(at, v)
         entry.versions[at] = self.state.node_versions[at]
         return True
-
-
-def _missed(venv: dict) -> dict:
-    """venv, marked as computing a value the node cache missed (see _cheap)."""
-    venv["$missed"] = True
-    return venv
 
 
 NODES_KEY = ("node",)   # the key of a batch's own node column (venv["$pos"] says where its nodes are)
