@@ -431,6 +431,17 @@ def _placed_terms(state, kind):
     return state.placed_terms(kind)
 
 
+@builtin("placed_terms_for", [STRING, map_of(STRING, STRING)], list_of(PLACED_TERM),
+         "placed_terms(kind), but only the terms whose label selector may select a pod with these labels: "
+         "those whose matchLabels and one-value In requirements the labels all satisfy (the others select "
+         "no such pod). The same order; an index, not a match: the selectors are still to be checked.",
+         needs_state=True)
+def _placed_terms_for(state, kind, labels):
+    if kind not in PLACED_TERM_KINDS:
+        raise EvalError(f"placed_terms_for: unknown kind {kind!r} (one of {', '.join(PLACED_TERM_KINDS)})")
+    return state.placed_terms_for(kind, labels)
+
+
 @builtin("namespace_labels", [STRING], map_of(STRING, STRING), "The labels of the named Namespace object.",
          needs_state=True)
 def _namespace_labels(state, name):

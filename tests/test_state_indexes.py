@@ -7,6 +7,7 @@ import copy
 
 from hypothesis import given, settings, strategies as st
 
+from policylang.builtins import selector_matches
 from policylang.cluster.load import CONVERTER
 from policylang.cluster.model import LabelSelector
 from policylang.cluster.state import PLACED_TERM_KINDS, ClusterState
@@ -37,10 +38,22 @@ def _affinity_nodes(state: ClusterState) -> tuple:
 
 
 def _placed(state: ClusterState) -> dict:
-    """placed_terms of each kind as comparable values (groups and their nodes in any order)."""
-    return {kind: sorted(repr({**g, "nodes": sorted(n.metadata.name for n in g["nodes"])})
-                         for g in state.placed_terms(kind))
-            for kind in PLACED_TERM_KINDS}
+    """placed_terms of each kind as comparable values (groups and their nodes in any order), and
+    which of them placed_terms_for offers a pod with each bound pod's labels; the terms it leaves
+    out select no such pod."""
+    def comparable(groups):
+        return sorted(repr({**g, "nodes": sorted(n.metadata.name for n in g["nodes"])}) for g in groups)
+
+    out = {}
+    for kind in PLACED_TERM_KINDS:
+        every = state.placed_terms(kind)
+        offered = [comparable(state.placed_terms_for(kind, p.metadata.labels)) for p in state.bound_pods]
+        for p in state.bound_pods:
+            kept = [id(g) for g in state.placed_terms_for(kind, p.metadata.labels)]
+            assert kept == [id(g) for g in every if id(g) in kept]     # placed_terms' order
+            assert not any(selector_matches(g["selector"], p.metadata.labels) for g in every if id(g) not in kept)
+        out[kind] = (comparable(every), offered)
+    return out
 
 
 @settings(max_examples=120, deadline=None)
@@ -159,6 +172,36 @@ def test_a_list_with_a_term_that_does_not_parse_is_left_out_whole():
     placed = state.placed_terms("preferredAntiAffinity")
     assert [(g["namespaces"], g["namespaceSelector"] is not None, g["weight"], len(g["nodes"])) for g in placed] \
         == [(["team"], False, 7, 1), ([], True, 7, 1)]
+
+
+def test_placed_terms_for_a_pod_are_those_whose_selectors_may_select_its_labels():
+    """placed_terms_for offers, in placed_terms' order, the terms whose matchLabels and one-value
+    In requirements a pod's labels satisfy: any other term selects no such pod; a term that
+    requires nothing is offered to every pod, a null selector to none."""
+    selectors = [{"matchLabels": {"app": "web"}},
+                 {"matchExpressions": [{"key": "app", "operator": "In", "values": ["db"]}]},
+                 {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["db"]}]},
+                 {"matchLabels": {"app": "web", "tier": "front"}},
+                 {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "db"]}]},
+                 None]
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-0", "labels": {S.HOSTNAME_KEY: "node-0"}}}
+    pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default"},
+             "spec": {"nodeName": "node-0", "containers": [{"name": "c"}],
+                      "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                          {"labelSelector": selector, "topologyKey": S.HOSTNAME_KEY}]}}},
+             "status": {"phase": "Running"}} for i, selector in enumerate(selectors)]
+    state = S.Cluster((node,), tuple(pods)).state()
+    every = state.placed_terms("requiredAntiAffinity")
+
+    def offered(labels):
+        return [every.index(g) for g in state.placed_terms_for("requiredAntiAffinity", labels)]
+    assert offered({"app": "web"}) == [0, 2, 4]
+    assert offered({"app": "web", "tier": "front"}) == [0, 2, 3, 4]
+    assert offered({"app": "db"}) == [1, 2, 4]
+    assert offered({}) == [2, 4]
+    state.remove(state.bound_pods[0])       # its group goes, the others stay in order
+    assert [g["selector"] for g in state.placed_terms_for("requiredAntiAffinity", {"app": "web"})] \
+        == [every[2]["selector"], every[4]["selector"]]
 
 
 def test_a_node_holds_an_image_by_any_of_its_names():

@@ -84,6 +84,8 @@ class ClusterState:
         # The bound pods' pod (anti-)affinity terms by kind, grouped by term (placed_terms), and
         # per kind the answer until one of its groups changes.
         self._placed: dict[str, dict] = {kind: {} for kind in PLACED_TERM_KINDS}
+        # Per kind and group, the labels its selector requires (None: it selects nothing).
+        self._requires: dict[str, dict] = {kind: {} for kind in PLACED_TERM_KINDS}
         self._placed_lists: dict[str, list] = {}
 
     @classmethod
@@ -548,6 +550,15 @@ class ClusterState:
             found = self._placed_lists[kind] = list(self._placed[kind].values())
         return found
 
+    def placed_terms_for(self, kind: str, labels: "dict[str, str] | None") -> list[dict]:
+        """placed_terms of this kind that may select a pod with these labels: those whose label
+        selector requires (by matchLabels or a one-value In) no label the pod lacks or holds
+        with another value; the others select it not. In placed_terms' order."""
+        labels = labels or {}
+        requires = self._requires[kind]
+        return [g for key, g in self._placed[kind].items()
+                if requires[key] is not None and all(labels.get(k) == v for k, v in requires[key])]
+
     def _place_terms(self, pod: model.Pod, node: model.Node, change: int) -> None:
         for kind, terms in _affinity_terms(pod).items():
             groups = self._placed[kind]
@@ -566,8 +577,12 @@ class ClusterState:
                     groups[key] = {"selector": term.label_selector, "namespaces": list(namespaces),
                                    "namespaceSelector": term.namespace_selector, "topologyKey": term.topology_key,
                                    "weight": weight, "nodes": nodes}
+                    if key not in self._requires[kind]:
+                        self._requires[kind][key] = None if term.label_selector is None \
+                            else tuple(_narrowing(term.label_selector)[0])
                 else:
                     del groups[key]
+                    del self._requires[kind][key]
                 self._placed_lists.pop(kind, None)
 
     def _recount(self, pod: model.Pod, node: str, change: int) -> None:
