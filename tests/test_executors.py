@@ -93,6 +93,17 @@ def _team_plan(text: str):
     return compile_all(check(load_program("<team>.sched", text=text)))["team"]
 
 
+def _team_decisions(text: str, nodes: list[dict]) -> tuple:
+    """A plain pod scheduled with the team policy on each executor, each on a fresh state of
+    these nodes: (the reference's decision, the vector executor's)."""
+    from policylang.cluster.state import ClusterState
+
+    pod = S.structure({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                       "spec": {"containers": [{"name": "c"}]}})
+    return tuple(schedule(exe, ClusterState.build([S.structure(n) for n in nodes]), pod)
+                 for exe in executables(_team_plan(text)))
+
+
 @more_examples(5)
 @given(S.team_policies(), scheduling_cases(affinity=False))
 def test_team_policies_decide_alike_on_both_executors(text, case):
@@ -254,16 +265,11 @@ def test_kept_columns_of_few_values_are_looked_up_once_per_value():
      'running filter of plugin "Team": a builtin cannot read its argument'),
 ])
 def test_builtins_given_null_or_a_literal_answer_or_fail_as_policies_do(reject, message):
-    from policylang.cluster.state import ClusterState
-
     text = f"policy Team\n\nfilter team {{\n    reject when {reject}\n        reason \"no\"\n}}\n\n" \
            "profile team {\n    use Team weight 1\n}\n"
     nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i}", "labels": {"zone": "a"}}}
              for i in range(2)]
-    pod = S.structure({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
-                       "spec": {"containers": [{"name": "c"}]}})
-    decisions = [schedule(exe, ClusterState.build([S.structure(n) for n in nodes]), pod)
-                 for exe in executables(_team_plan(text))]
+    decisions = _team_decisions(text, nodes)
     assert decisions[1] == decisions[0]
     if message is None:
         assert decisions[0].selected == "node-0"
@@ -274,7 +280,6 @@ def test_builtins_given_null_or_a_literal_answer_or_fail_as_policies_do(reject, 
 def test_a_raw_score_of_the_smallest_int64_is_normalised_as_the_reference_does():
     """-2**63 is an int64 whose absolute value is itself: normalising it with int64 arithmetic
     overflowed (found by the team-policy property test)."""
-    from policylang.cluster.state import ClusterState
 
     text = ("policy Team\n\nscore team {\n"
             "    value 2147483648 * (0 - 2147483648 * len(node.metadata.labels))\n"
@@ -282,10 +287,7 @@ def test_a_raw_score_of_the_smallest_int64_is_normalised_as_the_reference_does()
             "profile team {\n    use Team weight 1\n}\n")
     nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i}", "labels": {"a": "1", "b": "2"}}}
              for i in range(2)]
-    pod = S.structure({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
-                       "spec": {"containers": [{"name": "c"}]}})
-    reference, vector = (schedule(exe, ClusterState.build([S.structure(n) for n in nodes]), pod)
-                         for exe in executables(_team_plan(text)))
+    reference, vector = _team_decisions(text, nodes)
     assert reference.nodes[0].scores["Team"] == (-(2 ** 63), 100, 1)
     assert vector == reference
 
@@ -294,7 +296,6 @@ def test_strings_formatted_per_node_read_alike_on_both_executors():
     """A string interpolated per node (node_domain's "key=value", a reason naming the node) is
     formatted over the batch by the vector executor: nulls, booleans, quantities and lists
     read as the reference reads them."""
-    from policylang.cluster.state import ClusterState
 
     text = ('policy Team\n\ndef zone(n) = n.metadata.labels["zone"]\n'
             'def cpu(n) = n.status.allocatable["cpu"]\ndef pair(n) = ["x", zone(n)]\n'
@@ -308,10 +309,7 @@ def test_strings_formatted_per_node_read_alike_on_both_executors():
               "status": {"allocatable": {"cpu": cpu}}}
              for i, (zone, unschedulable, cpu) in enumerate([("a", False, "2"), ("b", True, "1500m"),
                                                              (None, False, "2")])]
-    pod = S.structure({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
-                       "spec": {"containers": [{"name": "c"}]}})
-    reference, vector = (schedule(exe, ClusterState.build([S.structure(n) for n in nodes]), pod)
-                         for exe in executables(_team_plan(text)))
+    reference, vector = _team_decisions(text, nodes)
     assert vector == reference
     assert [r.failure.reasons if r.failure else None for r in vector.nodes] == [
         None, ("node-1/b/true/1500m/[x b] is out",), ("node-2//false/2/[x ] is out",)]
@@ -346,7 +344,6 @@ def test_values_read_from_kept_columns_are_widened_to_every_node_as_the_referenc
 def test_objects_compared_and_looked_up_per_node_read_alike_on_both_executors():
     """`==` / `!=` over values numpy cannot compare (records, null, quantities) and `x in m`
     with both sides varying by node are Python's equality and membership, node by node."""
-    from policylang.cluster.state import ClusterState
 
     text = ('policy Team\n\nfilter team {\n'
             '    let found = first(s in [{key: "a", v: 1}, {key: "b", v: 2}] where s.key in node.metadata.labels)\n'
@@ -359,10 +356,7 @@ def test_objects_compared_and_looked_up_per_node_read_alike_on_both_executors():
               "status": {"allocatable": {"cpu": cpu}}}
              for i, (labels, cpu) in enumerate([({"a": "1"}, "1"), ({"b": "1"}, "1"), ({}, "1"),
                                                 ({"a": "1", "b": "1"}, "2")])]
-    pod = S.structure({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
-                       "spec": {"containers": [{"name": "c"}]}})
-    reference, vector = (schedule(exe, ClusterState.build([S.structure(n) for n in nodes]), pod)
-                         for exe in executables(_team_plan(text)))
+    reference, vector = _team_decisions(text, nodes)
     assert vector == reference
     assert [r.failure.reasons if r.failure else None for r in vector.nodes] == [
         None, ("b",), ("none",), ("not one cpu",)]
@@ -423,7 +417,6 @@ def test_comprehensions_over_what_a_pod_spec_holds_are_not_taken_apart(expr, lon
 def test_nodes_named_over_a_batch_read_alike_on_both_executors():
     """node_named over a column of names (a pod-stage comprehension over the cluster's nodes,
     run as a batch): each name's node, null for a name no node has or for null."""
-    from policylang.cluster.state import ClusterState
 
     text = ('policy Team\n\nfilter team {\n'
             '    let pairs = [{of: n.metadata.name, peer: node_named(n.metadata.labels["peer"])}\n'
@@ -437,10 +430,7 @@ def test_nodes_named_over_a_batch_read_alike_on_both_executors():
     nodes = [{"apiVersion": "v1", "kind": "Node",
               "metadata": {"name": f"node-{i}", "labels": {"peer": peers[i]} if i in peers else {}}}
              for i in range(20)]
-    pod = S.structure({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
-                       "spec": {"containers": [{"name": "c"}]}})
-    reference, vector = (schedule(exe, ClusterState.build([S.structure(n) for n in nodes]), pod)
-                         for exe in executables(_team_plan(text)))
+    reference, vector = _team_decisions(text, nodes)
     assert vector == reference
     assert [(r.name, r.failure.reasons) for r in vector.nodes if r.failure] == [
         (f"node-1{i}", (f"peer of node-{i}",)) for i in (0, 1, 2, 4)]
