@@ -131,15 +131,17 @@ IR_TYPES = IR.__args__
 # ---- walking expressions -----------------------------------------------------------------
 
 def by_identity(fn):
-    """fn memoised per IR object: each is asked about once per subtree that holds it."""
-    memo: dict[int, tuple] = {}
+    """fn memoised per IR object (and per value of any further, hashable arguments): each is
+    asked about once per subtree that holds it."""
+    memo: dict[tuple, tuple] = {}
 
-    def run(ir):
-        hit = memo.get(id(ir))
+    def run(ir, *more):
+        key = (id(ir), *more)
+        hit = memo.get(key)
         if hit is not None and hit[0] is ir:
             return hit[1]
-        out = fn(ir)
-        memo[id(ir)] = (ir, out)
+        out = fn(ir, *more)
+        memo[key] = (ir, out)
         return out
     return run
 

@@ -789,29 +789,21 @@ def _has_long_comprehension(ir) -> bool:
     return _long_within(ir, POD_SIZED)
 
 
-_LONG: dict = {}    # (id(ir), short) → (ir, answer)
-
-
+@P.by_identity
 def _long_within(ir, short: frozenset) -> bool:
     """_has_long_comprehension, with the variables in ``short`` known to be pod-sized."""
-    hit = _LONG.get((id(ir), short))
-    if hit is not None and hit[0] is ir:
-        return hit[1]
     if isinstance(ir, P.Comp):
         sized = _pod_sized(ir.source, short)
         inner = short | {ir.var} if sized else short - {ir.var}
-        answer = (not sized and not isinstance(ir.source, P.MakeList)) or _long_within(ir.source, short) \
+        return (not sized and not isinstance(ir.source, P.MakeList)) or _long_within(ir.source, short) \
             or any(_long_within(x, inner) for x in (ir.element, ir.where, ir.by) if x is not None)
-    elif isinstance(ir, P.Bind):
+    if isinstance(ir, P.Bind):
         inner = (short - set(ir.names)) | {name for name, v in zip(ir.names, ir.values) if _pod_sized(v, short)}
-        answer = any(_long_within(v, short) for v in ir.values) or _long_within(ir.body, inner)
-    elif isinstance(ir, P.Fold):
-        answer = _long_within(ir.init, short) or _long_within(ir.source, short) \
+        return any(_long_within(v, short) for v in ir.values) or _long_within(ir.body, inner)
+    if isinstance(ir, P.Fold):
+        return _long_within(ir.init, short) or _long_within(ir.source, short) \
             or _long_within(ir.body, short - {ir.acc, ir.var})
-    else:
-        answer = any(_long_within(part, short) for part in P.parts(ir))
-    _LONG[(id(ir), short)] = (ir, answer)
-    return answer
+    return any(_long_within(part, short) for part in P.parts(ir))
 
 
 def _pod_sized(ir, short: frozenset) -> bool:
