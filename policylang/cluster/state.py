@@ -84,9 +84,9 @@ class ClusterState:
         # The bound pods' pod (anti-)affinity terms by kind, grouped by term (placed_terms), and
         # per kind the answer until one of its groups changes.
         self._placed: dict[str, dict] = {kind: {} for kind in PLACED_TERM_KINDS}
+        self._placed_lists: dict[str, list] = {}
         # Per kind and group, the labels its selector requires (None: it selects nothing).
         self._requires: dict[str, dict] = {kind: {} for kind in PLACED_TERM_KINDS}
-        self._placed_lists: dict[str, list] = {}
 
     @classmethod
     def build(cls, objects: Iterable) -> "ClusterState":
