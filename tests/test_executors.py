@@ -35,7 +35,7 @@ def batch_thresholds(request):
     if request.param == "as shipped":
         yield
         return
-    with mock.patch.multiple(vector, EXPLODE_MIN=1, FEW_NODES=0, ONE_OFF_KEYS=1):
+    with mock.patch.multiple(vector.tuning, EXPLODE_MIN=1, FEW_NODES=0, ONE_OFF_KEYS=1):
         yield
 
 
@@ -177,7 +177,8 @@ def test_the_node_cache_keeps_lists_of_plain_members_as_they_were():
     losing nothing kept before."""
     import numpy as np
 
-    from policylang.run.vector import Col, Seq, _Entry, values_of
+    from policylang.run.vector.cache import _Entry
+    from policylang.run.vector.values import Col, Seq, values_of
 
     entry = _Entry(1, 4, 0)
     short = Seq(["cpu", "memory", "ephemeral-storage"],
@@ -230,7 +231,9 @@ def test_kept_columns_of_few_values_are_looked_up_once_per_value():
     too; columns not yet complete, of unhashable values or of too many values are not coded."""
     import numpy as np
 
-    from policylang.run.vector import FEW_DISTINCT, Col, _Entry, codes_of, take
+    from policylang.run.vector.cache import _Entry
+    from policylang.run.vector.tuning import FEW_DISTINCT
+    from policylang.run.vector.values import Col, codes_of, take
 
     zones = ["a", "b", "a", "c", "b", "a"]
     entry = _Entry(1, 6, 0)
@@ -403,7 +406,7 @@ def test_comprehensions_over_what_a_pod_spec_holds_are_not_taken_apart(expr, lon
     list, the cluster's nodes say, runs as a batch) only when it holds one that may be long:
     lists read from the pod or params alone, and lists made from their members, are short."""
     from policylang import plan as P
-    from policylang.run.vector import _has_long_comprehension
+    from policylang.run.vector.analysis import _has_long_comprehension
 
     text = ('policy Team\n\nparam zones: list[string] = ["a"]\n\nfilter team {\n'
             f'    let zones = params.zones\n    let value = {expr}\n'

@@ -1,0 +1,134 @@
+"""Vector forms of builtins: over columns, one numpy operation or one look-up for the batch
+instead of a call per node. A form returns None where it has no answer for these arguments;
+the builtin then runs node by node."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import builtins as bi
+from ... import plan as P
+from .comprehension import aggregate
+from ...cluster.model import Node
+from .cache import _batch_nodes
+from .values import INT_LIMIT, VARYING, Col, Seq, _arr, _comparable, _num_kind, col_of, elementwise
+
+
+def _len(args, n):
+    (x,) = args
+    if isinstance(x, Seq):
+        return aggregate("count", [(None, m) for m in x.masks], n)
+    return None
+
+
+def _float(args, n):
+    (x,) = args
+    if not isinstance(x, Col):
+        return None
+    if _num_kind(x) == "float":
+        return x
+    if _num_kind(x) == "int":
+        return Col(x.a.astype(np.float64))
+    return None
+
+
+def _int(args, n):
+    (x,) = args
+    if not isinstance(x, Col):
+        return None
+    if _num_kind(x) == "int":
+        return x
+    if _num_kind(x) == "float" and np.isfinite(x.a).all() and np.abs(x.a).max(initial=0) < INT_LIMIT:
+        return Col(np.trunc(x.a).astype(np.int64))
+    return None
+
+
+def _abs(args, n):
+    (x,) = args
+    return Col(np.abs(x.a)) if isinstance(x, Col) and _num_kind(x) in ("int", "float") else None
+
+
+def _sqrt(args, n):
+    (x,) = args
+    if isinstance(x, Col) and _num_kind(x) == "float" and (x.a >= 0).all():
+        return Col(np.sqrt(x.a))
+    return None
+
+
+def _min_max(pick):
+    def run(args, n):
+        if len(args) == 2 and any(isinstance(a, Col) for a in args) and _comparable(*args) and _num_kind(args[0]) in ("int", "float"):
+            a, b = args
+            # Python's min/max return the first argument on ties; same kind, same value.
+            return Col(np.asarray(pick(_arr(a), _arr(b))))
+        return None
+    return run
+
+
+def _quantity_amount(convert):
+    def run(args, n):
+        (x,) = args
+        if isinstance(x, Col) and x.a.dtype == object:
+            return col_of([convert(q) for q in x.a.tolist()])
+        return None
+    return run
+
+
+def _count_on_node(venv, args, n):
+    nodes, namespace, selector = args
+    if not isinstance(nodes, Col) or isinstance(namespace, VARYING) or isinstance(selector, VARYING):
+        return None
+    state = venv.get("$state")
+    if _batch_nodes(nodes):     # the batch's nodes: their counts read at their positions
+        return Col(state.count_matching_by_position(namespace, selector)[venv["$pos"]])
+    each = nodes.a.tolist()
+    if set(map(type, each)) != {Node}:
+        return None
+    counts = state.count_matching(namespace, selector)    # asked once, not once per node
+    return Col(np.fromiter((counts.get(x.metadata.name, 0) for x in each), dtype=np.int64, count=n))
+
+
+def _has_image(venv, args, n):
+    nodes, name = args
+    if not _batch_nodes(nodes) or isinstance(name, VARYING):
+        return None
+    return Col(venv["$state"].image_holder_mask(name)[venv["$pos"]])
+
+
+def _node_named(venv, args, n):
+    (names,) = args
+    if not isinstance(names, Col):
+        return None
+    return Col(np.fromiter(map(venv["$state"].nodes.get, names.a.tolist()), dtype=object, count=n))
+
+
+_VECTOR_BUILTINS = {
+    "len": _len, "float": _float, "int": _int, "abs": _abs, "sqrt": _sqrt,
+    "min": _min_max(np.minimum), "max": _min_max(np.maximum),
+    "milli": _quantity_amount(bi.milli), "value": _quantity_amount(bi.value),
+}
+# These are given the batch's venv too.
+_VECTOR_STATE_BUILTINS = {"count_on_node": _count_on_node, "has_image": _has_image, "node_named": _node_named}
+
+
+def _call(ir: P.CallBuiltin, sub):
+    b = bi.REGISTRY[ir.name]
+    args = [sub(a) for a in ir.args]
+    fast = _VECTOR_BUILTINS.get(ir.name)
+    with_state = _VECTOR_STATE_BUILTINS.get(ir.name)
+    impl = b.impl
+
+    def run(venv, n):
+        values = [a(venv, n) for a in args]
+        if fast is not None:
+            out = fast(values, n)
+            if out is not None:
+                return out
+        if b.needs_state:
+            state = venv.get("$state")
+            out = with_state(venv, values, n) if with_state is not None else None
+            if out is not None:
+                return out
+            return elementwise(lambda *xs: impl(state, *xs), values, n)
+        return elementwise(impl, values, n)
+    return run
