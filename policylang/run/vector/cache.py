@@ -9,6 +9,7 @@ columns it reads and the frozen values of the plain fields.
 
 from __future__ import annotations
 
+import weakref
 from collections import Counter, OrderedDict
 
 import attrs
@@ -46,31 +47,29 @@ def freeze(v, budget: list):
     raise Unfrozen
 
 
-_FROZEN: dict = {}        # id → (value, frozen or None, cost): a value once made never changes
-
-
-def _frozen(v) -> tuple:
-    """freeze(v) and what it costs of the budget, remembered per object: the same lists and
+def _frozen(v, memo: dict) -> tuple:
+    """freeze(v) and what it costs of the budget, remembered per object in ``memo`` (id →
+    (value, frozen or None, cost): a value once made never changes): the same lists and
     records (the pod's tolerations, a constraint) are keys of many expressions of a cycle."""
     kind = type(v)
     if v is None or kind is str:
         return v, 1
     if kind is int or kind is bool or kind is float:
         return (kind, v), 1
-    hit = _FROZEN.get(id(v))
+    hit = memo.get(id(v))
     if hit is None or hit[0] is not v:
         budget = [tuning.FREEZE_BUDGET]
         try:
             hit = (v, freeze(v, budget), tuning.FREEZE_BUDGET - budget[0])
         except Unfrozen:
             hit = (v, None, tuning.FREEZE_BUDGET + 1)
-        if len(_FROZEN) >= tuning.FROZEN_MAX:
-            _FROZEN.clear()
-        _FROZEN[id(v)] = hit
+        if len(memo) >= tuning.FROZEN_MAX:
+            memo.clear()
+        memo[id(v)] = hit
     return hit[1], hit[2]
 
 
-def _cache_key(token, reads: tuple, venv: dict):
+def _cache_key(token, reads: tuple, venv: dict, memo: dict):
     """What an expression's value on a node depends on besides the node: the cache keys of the
     columns it reads and the frozen values of the plain fields it reads; None when one of
     these is too large (or not a value) to be worth a key."""
@@ -92,7 +91,7 @@ def _cache_key(token, reads: tuple, venv: dict):
                     x = read(x, venv)
             except POLICY_ERRORS:
                 return None     # the expression will fail as the reference does
-            frozen, cost = _frozen(x)
+            frozen, cost = _frozen(x, memo)
             budget -= cost
             if budget < 0:
                 return None
@@ -226,10 +225,16 @@ def _bits_of(members: list, items) -> "list[int] | None":
 class NodeCache:
     """Values of node-local expressions, per node of one cluster state, kept across pods:
     what depends on a node's objects only is computed once; what depends on the pods on a node
-    is recomputed for the nodes whose version changed (a pod bound or removed there)."""
+    is recomputed for the nodes whose version changed (a pod bound or removed there).
+
+    The executor keeps one per state (``NodeCache.of``), weakly: reading a state writes nothing
+    into it, executors of several plans share a state's cache (their expressions' keys differ),
+    and a state no one holds any longer is dropped with its cache."""
 
     def __init__(self, state):
-        self.state = state
+        self._state = weakref.ref(state)    # the state holds no cache, a cache no state
+        self._by_position = None
+        self.frozen: dict = {}      # see _frozen
         self.entries: OrderedDict = OrderedDict()
         self.uncacheable: set = set()     # expressions' tokens
         self.keys_made: dict = {}         # token → (generation of its first key, keys made)
@@ -239,10 +244,23 @@ class NodeCache:
 
     @classmethod
     def of(cls, state) -> "NodeCache":
-        cache = state.cache.get("vector")
+        cache = _CACHES.get(state)
         if cache is None:
-            cache = state.cache["vector"] = cls(state)
+            cache = _CACHES[state] = cls(state)
         return cache
+
+    @property
+    def state(self):
+        return self._state()
+
+    def by_position(self) -> "tuple[np.ndarray, np.ndarray]":
+        """The state's nodes and their names as arrays in position order, to be picked by positions."""
+        if self._by_position is None:
+            state = self._state()
+            nodes = state.node_list
+            self._by_position = (np.fromiter(nodes, dtype=object, count=len(nodes)),
+                                 np.fromiter(state.nodes, dtype=object, count=len(nodes)))
+        return self._by_position
 
     def lookup(self, key, dynamic: bool, venv: dict, n: int, vec: VFn, by_node: VFn, free: frozenset = frozenset()):
         """The expression's column over the batch: kept values, and those of the nodes not
@@ -254,6 +272,7 @@ class NodeCache:
         than part of one, and the next sample finds it kept. (A key seen once may never come
         again: one of counts that change with every bind, say.)"""
         pos = venv["$pos"]
+        state = self._state()
         entry = self.entries.get(key)
         if entry is None:
             if self._one_off(key[0]):
@@ -261,18 +280,18 @@ class NodeCache:
                 return vec(venv, n)
             self.created += 1
             ident = -self.created if dynamic else self.created   # negative: recomputed as pods move
-            entry = self.entries[key] = _Entry(ident, len(self.state.node_index), self.state.generation)
+            entry = self.entries[key] = _Entry(ident, len(state.node_index), state.generation)
             if len(self.entries) > self.max_entries:
                 self.entries.popitem(last=False)
             seen = False
         else:
             seen = True
             self.entries.move_to_end(key)
-            if entry.born != self.state.generation and not entry.met_again:
+            if entry.born != state.generation and not entry.met_again:
                 entry.met_again = True
                 self.met_again[key[0]] += 1
             last = entry.last
-            if last is not None and last[0] is pos and (not dynamic or last[1] == self.state.generation):
+            if last is not None and last[0] is pos and (not dynamic or last[1] == state.generation):
                 return last[2]
         sub = self._stale(entry, dynamic, pos)
         widen = _widening(venv, free) if seen and len(sub) > tuning.FEW_NODES and n < len(entry.versions) else None
@@ -291,10 +310,10 @@ class NodeCache:
             v = compute(restrict(venv, sub, free) if len(sub) < n else dict(venv), len(sub))
             if not self._keep(key, entry, pos[sub], v):
                 return vec(venv, n) if len(sub) < n else v
-        if entry.synced != self.state.generation and (widen is not None or len(sub)):
+        if entry.synced != state.generation and (widen is not None or len(sub)):
             self._sync(entry, dynamic)
         col = entry.column(pos)
-        entry.last = (pos, self.state.generation, col)
+        entry.last = (pos, state.generation, col)
         return col
 
     def _one_off(self, token) -> bool:
@@ -302,15 +321,16 @@ class NodeCache:
         that change with every bind, say): ONE_OFF_KEYS keys made over as many binds, fewer
         than one in MET_AGAIN_ONE_IN of them looked up again after a bind. Such values are
         computed, not kept."""
-        first, made = self.keys_made.get(token, (self.state.generation, 0))
+        generation = self._state().generation
+        first, made = self.keys_made.get(token, (generation, 0))
         self.keys_made[token] = (first, made + 1)
-        return made >= tuning.ONE_OFF_KEYS and self.state.generation - first >= tuning.ONE_OFF_KEYS \
+        return made >= tuning.ONE_OFF_KEYS and generation - first >= tuning.ONE_OFF_KEYS \
             and self.met_again[token] * tuning.MET_AGAIN_ONE_IN < made
 
     def _stale(self, entry: _Entry, dynamic: bool, pos: "np.ndarray | None") -> np.ndarray:
         """Where in pos (None: every node) the nodes are whose values are missing or out of
         date: none while the entry is in sync."""
-        state = self.state
+        state = self._state()
         if entry.synced is not None and (not dynamic or entry.synced == state.generation):
             return _NOWHERE
         if pos is None:
@@ -321,7 +341,7 @@ class NodeCache:
 
     def _sync(self, entry: _Entry, dynamic: bool) -> None:
         """Note the entry in sync when, values just computed, every node's is up to date."""
-        state = self.state
+        state = self._state()
         if entry.synced is not None and dynamic:
             changed = state.changed_since(entry.synced)
             if changed is not None and len(changed) <= tuning.FEW_CHANGED:
@@ -338,7 +358,7 @@ class NodeCache:
         out = {k: v for k, v in venv.items() if not isinstance(v, (VARYING, np.ndarray))}
         out["$pos"] = pos
         if var is not None:
-            out[var] = Col(by_position(self.state)[0][pos], NODES_KEY)
+            out[var] = Col(self.by_position()[0][pos], NODES_KEY)
         for name, entry in kept:
             out[name] = entry.column(pos)
         return out
@@ -353,7 +373,7 @@ class NodeCache:
             del self.entries[key]
             return False
         entry.store(at, v)
-        entry.versions[at] = self.state.node_versions[at]
+        entry.versions[at] = self._state().node_versions[at]
         return True
 
 
@@ -393,9 +413,8 @@ def node_positions(state, seq) -> "np.ndarray | None":
 
 def by_position(state) -> "tuple[np.ndarray, np.ndarray]":
     """The state's nodes and their names as arrays in position order, to be picked by positions."""
-    arrays = state.cache.get("nodes by position")
-    if arrays is None:
-        nodes = state.node_list
-        arrays = state.cache["nodes by position"] = (np.fromiter(nodes, dtype=object, count=len(nodes)),
-                                                     np.fromiter(state.nodes, dtype=object, count=len(nodes)))
-    return arrays
+    return NodeCache.of(state).by_position()
+
+
+# The executor's node cache of each state, for as long as something else holds the state.
+_CACHES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

@@ -55,7 +55,7 @@ def vcompile(ir) -> VFn:
             return vec(venv, n) if structural else ref(venv)
         cache = venv.get("$cache")
         if local is not None and cache is not None and token not in cache.uncacheable:
-            key = _cache_key(token, reads, venv)
+            key = _cache_key(token, reads, venv, cache.frozen)
             if key is not None:
                 # Over a value that depends on the pods on a node, a value does too.
                 dynamic = local == "dynamic" or any(isinstance(k, int) and k < 0 for k in key)
