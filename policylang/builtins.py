@@ -38,6 +38,18 @@ def error_text(err: Exception) -> str:
     return f"a builtin cannot read its argument ({err})" if isinstance(err, AttributeError) else str(err)
 
 
+# What a builtin reads besides its arguments (tests/test_builtins.py checks each declaration
+# against what the builtin does read):
+READS = (
+    "nothing",  # its arguments only: impl(*args)
+    "node",     # of the cluster state, only what belongs to the node it is given (its images,
+                # say), which no bind changes: impl(state, *args); executors keep its value per node
+    "pods",     # of the cluster state, only what the pods on the node it is given make (their
+                # requests, their counts): impl(state, *args); kept per node until its pods change
+    "cluster",  # anything of the cluster state: impl(state, *args); computed afresh every time
+)
+
+
 @attrs.frozen
 class Builtin:
     name: str
@@ -45,8 +57,19 @@ class Builtin:
     result: object                # a Type, or a function of the argument types
     impl: Callable
     doc: str
-    needs_state: bool = False     # impl(state, *args)
+    reads: str = "nothing"        # one of READS
     variadic: bool = False        # the last parameter repeats
+    # Over numeric columns one numpy operation, cheaper than looking its value up: the vector
+    # executor does not keep it in its node cache (only the parts of its arguments that are not cheap).
+    cheap: bool = False
+    # The name of its vector form in policylang/run/vector/builtin_forms.py (over a batch of nodes
+    # at once), or None: it then runs node by node.
+    vector: "str | None" = None
+
+    @property
+    def needs_state(self) -> bool:
+        """Whether impl is given the cluster state first."""
+        return self.reads != "nothing"
 
     def result_type(self, args: list[Type]) -> Type:
         return self.result(args) if callable(self.result) else self.result
@@ -55,9 +78,14 @@ class Builtin:
 REGISTRY: dict[str, Builtin] = {}
 
 
-def builtin(name, params, result, doc, *, needs_state=False, variadic=False):
+def builtin(name, params, result, doc, *, reads="nothing", variadic=False, cheap=False, vector=None):
+    """Declare a builtin: its name in policies, parameter and result types, what it reads
+    (READS), and how executors may run it (cheap, vector)."""
+    if reads not in READS:
+        raise ValueError(f"builtin {name}: reads must be one of {READS}, not {reads!r}")
+
     def register(fn):
-        REGISTRY[name] = Builtin(name, tuple(params), result, fn, doc, needs_state, variadic)
+        REGISTRY[name] = Builtin(name, tuple(params), result, fn, doc, reads, variadic, cheap, vector)
         return fn
     return register
 
@@ -76,7 +104,7 @@ def _same(args):
 
 # ---- collections and strings ------------------------------------------------------
 
-@builtin("len", [ANY], INT, "Number of items in a list or map, or characters in a string.")
+@builtin("len", [ANY], INT, "Number of items in a list or map, or characters in a string.", vector="length")
 def _len(x):
     return 0 if x is None else len(x)
 
@@ -125,16 +153,6 @@ def _merge_maps(maps):
     return out
 
 
-@builtin("tally", [list_of(STRING), list_of(INT)], map_of(STRING, INT),
-         "keys[i] → the sum of counts[i] over every i with that key (keys in first-seen order): "
-         "counting per domain without a list per member.")
-def _tally(keys, counts):
-    out: dict = {}
-    for k, c in zip(keys or [], counts or []):
-        out[k] = out.get(k, 0) + (c or 0)
-    return out
-
-
 @builtin("range", [INT], list_of(INT), "The whole numbers 0, 1, … n-1.")
 def _range(n):
     return list(range(n or 0))
@@ -153,11 +171,6 @@ def _fail(message):
 @builtin("startswith", [STRING, STRING], BOOL, "Whether s starts with prefix.")
 def _startswith(s, prefix):
     return s is not None and prefix is not None and s.startswith(prefix)
-
-
-@builtin("endswith", [STRING, STRING], BOOL, "Whether s ends with suffix.")
-def _endswith(s, suffix):
-    return s is not None and suffix is not None and s.endswith(suffix)
 
 
 @builtin("split", [STRING, STRING], list_of(STRING), "s split at every sep.")
@@ -188,7 +201,7 @@ def to_string(x):
     return str(x)
 
 
-@builtin("int", [ANY], INT, "A whole number: floats truncate toward zero, strings parse (null if not a number).")
+@builtin("int", [ANY], INT, "A whole number: floats truncate toward zero, strings parse (null if not a number).", cheap=True, vector="to_int")
 def _int(x):
     if x is None or isinstance(x, bool):
         return None
@@ -206,7 +219,7 @@ def _int(x):
     return int(x)
 
 
-@builtin("float", [ANY], FLOAT, "A floating-point number.")
+@builtin("float", [ANY], FLOAT, "A floating-point number.", cheap=True, vector="to_float")
 def _float(x):
     if x is None or isinstance(x, bool):
         return None
@@ -220,12 +233,12 @@ def _float(x):
 
 # ---- math ---------------------------------------------------------------------------
 
-@builtin("abs", [ANY], lambda a: a[0], "Absolute value.")
+@builtin("abs", [ANY], lambda a: a[0], "Absolute value.", cheap=True, vector="absolute")
 def _abs(x):
     return None if x is None else abs(x)
 
 
-@builtin("sqrt", [FLOAT], FLOAT, "Square root (math.Sqrt).")
+@builtin("sqrt", [FLOAT], FLOAT, "Square root (math.Sqrt).", cheap=True, vector="square_root")
 def _sqrt(x):
     if x is None:
         return None
@@ -244,13 +257,14 @@ def _log(x):
 
 
 @builtin("min", [ANY, ANY], _same, "The smallest argument; min(xs) or min(e for x in xs) of a list (null if empty).",
-         variadic=True)
+         variadic=True, cheap=True, vector="minimum")
 def _min(*xs):
     xs = [x for x in xs if x is not None]
     return min(xs) if xs else None
 
 
-@builtin("max", [ANY, ANY], _same, "The largest argument; max(xs) of a list (null if empty).", variadic=True)
+@builtin("max", [ANY, ANY], _same, "The largest argument; max(xs) of a list (null if empty).", variadic=True,
+         cheap=True, vector="maximum")
 def _max(*xs):
     xs = [x for x in xs if x is not None]
     return max(xs) if xs else None
@@ -266,14 +280,14 @@ def _quantity(s):
         return None
 
 
-@builtin("milli", [QUANTITY], INT, "Thousandths of the quantity, rounded up (the API's MilliValue).")
+@builtin("milli", [QUANTITY], INT, "Thousandths of the quantity, rounded up (the API's MilliValue).", vector="milli")
 def milli(q):
     if q is None:
         return 0
     return q.milli() if isinstance(q, Quantity) else q * 1000
 
 
-@builtin("value", [QUANTITY], INT, "The quantity in whole units, rounded up (the API's Value).")
+@builtin("value", [QUANTITY], INT, "The quantity in whole units, rounded up (the API's Value).", vector="value")
 def value(q):
     if q is None:
         return 0
@@ -291,13 +305,6 @@ def _requests(pod):
     return pod_requests(pod)
 
 
-@builtin("nonzero_requests", [record("Pod")], RESOURCES,
-         "requests(pod), but a container without a cpu or memory request counts 100m cpu and 200Mi memory "
-         "(unless pod-level requests state it): what a node's non-zero requested total counts.")
-def _nonzero_requests(pod):
-    return nonzero_pod_requests(pod)
-
-
 @builtin("container_requests", [record("Pod"), BOOL], RESOURCES,
          "The requests of the pod's containers and overhead, ignoring pod-level resources; with nonzero=true "
          "a container without a cpu or memory request counts 100m / 200Mi (NodeResourcesFit's scoring).")
@@ -306,13 +313,14 @@ def _container_requests(pod, nonzero):
 
 
 @builtin("requested", [record("Node")], RESOURCES, "The sum of requests(p) over the pods on the node.",
-         needs_state=True)
+         reads="pods")
 def _requested(state, node):
     return {} if node is None else state.requested.get(node.metadata.name, {})
 
 
 @builtin("nonzero_requested", [record("Node")], RESOURCES,
-         "The sum of nonzero_requests(p) over the pods on the node.", needs_state=True)
+         "The sum over the pods on the node of their requests, a container without a cpu or memory request "
+         "counting 100m cpu and 200Mi memory (unless pod-level requests state it): the node's non-zero requested total.", reads="pods")
 def _nonzero_requested(state, node):
     return {} if node is None else state.nonzero_requested.get(node.metadata.name, {})
 
@@ -340,57 +348,50 @@ def _is_scalar_resource(name):
 @builtin("pods_matching", [STRING, record("LabelSelector")], list_of(record("Pod")),
          "The pods bound to nodes in a namespace that a label selector selects, from an index (a lister's "
          "Pods(namespace).List(selector)); a null namespace means every namespace (in name order), a null "
-         "selector selects none.", needs_state=True)
+         "selector selects none.", reads="cluster")
 def _pods_matching(state, namespace, selector):
     return state.pods_matching(namespace, selector)
 
 
-@builtin("node_named", [STRING], record("Node"), "The Node with this name, or null.", needs_state=True)
+@builtin("node_named", [STRING], record("Node"), "The Node with this name, or null.", reads="cluster", vector="node_named")
 def _node_named(state, name):
     return state.nodes.get(name)
 
 
 @builtin("has_image", [record("Node"), STRING], BOOL,
          "Whether the node holds an image known by this name (one of its status.images[].names).",
-         needs_state=True)
+         reads="node", vector="has_image")
 def _has_image(state, node, name):
     return node is not None and any(name in image.names for image in node.status.images)
 
 
 @builtin("workload", [STRING, STRING, STRING], record("Workload"),
          "The workload (ReplicaSet, StatefulSet, ReplicationController) of this kind, namespace and name, "
-         "or null: the scheduler's listers' Get.", needs_state=True)
+         "or null: the scheduler's listers' Get.", reads="cluster")
 def _workload(state, kind, namespace, name):
     return state.workload(kind, namespace, name)
 
 
 @builtin("nodes_with_image", [STRING], list_of(record("Node")),
          "The Nodes, in name order, holding an image known by this name (one of status.images[].names): "
-         "the scheduler snapshot's image states.", needs_state=True)
+         "the scheduler snapshot's image states.", reads="cluster")
 def _nodes_with_image(state, name):
     return state.nodes_with_image(name)
 
 
-@builtin("count_matching", [STRING, record("LabelSelector")], map_of(STRING, INT),
-         "Node name → how many pods bound there in a namespace a label selector selects, terminating pods "
-         "(deletionTimestamp set) left out, as PodTopologySpread counts them (countPodsMatchSelector); a "
-         "null namespace means every namespace, a null selector selects none. Kept up to date as pods are "
-         "bound or removed.", needs_state=True)
-def _count_matching(state, namespace, selector):
-    return state.count_matching(namespace, selector)
-
-
 @builtin("count_on_node", [record("Node"), STRING, record("LabelSelector")], INT,
-         "How many pods count_matching(namespace, selector) counts on the node. It changes only with the "
-         "pods on the node, so an executor keeps it per node until they change.", needs_state=True)
+         "How many pods bound to the node in a namespace a label selector selects, terminating pods "
+         "(deletionTimestamp set) left out, as PodTopologySpread counts them (countPodsMatchSelector); a null "
+         "namespace means every namespace, a null selector selects none. It changes only with the pods on the "
+         "node, so an executor keeps it per node until they change.", reads="pods", vector="count_on_node")
 def _count_on_node(state, node, namespace, selector):
     return 0 if node is None else state.count_matching(namespace, selector).get(node.metadata.name, 0)
 
 
 @builtin("count_by_domain", [STRING, record("LabelSelector"), STRING, list_of(STRING)], map_of(STRING, INT),
-         "Value of node label `key` (\"\" for a node without it) → how many pods count_matching(namespace, "
-         "selector) counts on the nodes that have every label of `keys`; every such node's value is present, "
-         "0 when none is counted there. Kept up to date as pods are bound or removed.", needs_state=True)
+         "Value of node label `key` (\"\" for a node without it) → how many pods count_on_node(node, "
+         "namespace, selector) counts on the nodes that have every label of `keys`; every such node's value is present, "
+         "0 when none is counted there. Kept up to date as pods are bound or removed.", reads="cluster")
 def _count_by_domain(state, namespace, selector, key, keys):
     return state.count_by_domain(namespace, selector, key, keys)
 
@@ -398,15 +399,15 @@ def _count_by_domain(state, namespace, selector, key, keys):
 @builtin("count_by_domain_on", [STRING, record("LabelSelector"), STRING, list_of(record("Node"))],
          map_of(STRING, INT),
          "As count_by_domain, over the given nodes: value of node label `key` (\"\" for a node without it) → "
-         "how many pods count_matching(namespace, selector) counts on those of the nodes that have it; every "
-         "node's value is present.", needs_state=True)
+         "how many pods count_on_node(node, namespace, selector) counts on those of the nodes that have it; every "
+         "node's value is present.", reads="cluster")
 def _count_by_domain_on(state, namespace, selector, key, nodes):
     return state.count_by_domain_on(namespace, selector, key, nodes or [])
 
 
 @builtin("domains_of", [STRING, list_of(record("Node"))], list_of(STRING),
          "The values of node label `key` the nodes have (\"\" for a node without it), each once, in the "
-         "order the nodes first have them.", needs_state=True)
+         "order the nodes first have them.", reads="cluster")
 def _domains_of(state, key, nodes):
     return state.domains_of(key, nodes or [])
 
@@ -417,25 +418,17 @@ PLACED_TERM = anon_record([
     ("nodes", list_of(record("Node")))])
 
 
-@builtin("placed_terms", [STRING], list_of(PLACED_TERM),
+@builtin("placed_terms_for", [STRING, map_of(STRING, STRING)], list_of(PLACED_TERM),
          "The pod affinity terms of one kind (requiredAffinity, requiredAntiAffinity, preferredAffinity, "
          "preferredAntiAffinity) of the bound pods, as the scheduler's cache parses them, one per distinct "
-         "term: {selector, namespaces, namespaceSelector, topologyKey, weight, nodes}. namespaces are those "
-         "the term names, or its pod's own when it names none and has no namespaceSelector; weight is 0 for "
-         "required terms; nodes holds the node of each pod with the term (once per term it holds). A pod's "
-         "list with a term whose selectors do not parse is left out whole. Kept up to date as pods are bound "
-         "or removed.", needs_state=True)
-def _placed_terms(state, kind):
-    if kind not in PLACED_TERM_KINDS:
-        raise EvalError(f"placed_terms: unknown kind {kind!r} (one of {', '.join(PLACED_TERM_KINDS)})")
-    return state.placed_terms(kind)
-
-
-@builtin("placed_terms_for", [STRING, map_of(STRING, STRING)], list_of(PLACED_TERM),
-         "placed_terms(kind), but only the terms whose label selector may select a pod with these labels: "
-         "those whose matchLabels and one-value In requirements the labels all satisfy (the others select "
-         "no such pod). The same order; an index, not a match: the selectors are still to be checked.",
-         needs_state=True)
+         "term: {selector, namespaces, namespaceSelector, topologyKey, weight, nodes}, but only the terms "
+         "whose label selector may select a pod with these labels: those whose matchLabels and one-value In "
+         "requirements the labels all satisfy (the others select no such pod). namespaces are those the term "
+         "names, or its pod's own when it names none and has no namespaceSelector; weight is 0 for required "
+         "terms; nodes holds the node of each pod with the term (once per term it holds). A pod's list with a "
+         "term whose selectors do not parse is left out whole. In the state's order; an index, not a match: "
+         "the selectors are still to be checked. Kept up to date as pods are bound or removed.",
+         reads="cluster")
 def _placed_terms_for(state, kind, labels):
     if kind not in PLACED_TERM_KINDS:
         raise EvalError(f"placed_terms_for: unknown kind {kind!r} (one of {', '.join(PLACED_TERM_KINDS)})")
@@ -443,7 +436,7 @@ def _placed_terms_for(state, kind, labels):
 
 
 @builtin("namespace_labels", [STRING], map_of(STRING, STRING), "The labels of the named Namespace object.",
-         needs_state=True)
+         reads="cluster")
 def _namespace_labels(state, name):
     return state.namespace_labels(name)
 
@@ -729,50 +722,50 @@ def node_selector_matches(selector, node):
 
 @builtin("claim", [STRING, STRING], record("PersistentVolumeClaim"),
          "The PersistentVolumeClaim with this namespace and name, or null (the claim lister's Get).",
-         needs_state=True)
+         reads="cluster")
 def _claim(state, namespace, name):
     return state.claims.get((namespace, name))
 
 
 @builtin("persistent_volume", [STRING], record("PersistentVolume"),
-         "The PersistentVolume with this name, or null.", needs_state=True)
+         "The PersistentVolume with this name, or null.", reads="cluster")
 def _persistent_volume(state, name):
     return state.persistent_volumes.get(name)
 
 
 @builtin("storage_class", [STRING], record("StorageClass"), "The StorageClass with this name, or null.",
-         needs_state=True)
+         reads="cluster")
 def _storage_class(state, name):
     return state.storage_classes.get(name)
 
 
 @builtin("csi_node", [STRING], record("CSINode"), "The CSINode of the node with this name, or null.",
-         needs_state=True)
+         reads="cluster")
 def _csi_node(state, name):
     return state.csi_nodes.get(name)
 
 
-@builtin("csi_driver", [STRING], record("CSIDriver"), "The CSIDriver with this name, or null.", needs_state=True)
+@builtin("csi_driver", [STRING], record("CSIDriver"), "The CSIDriver with this name, or null.", reads="cluster")
 def _csi_driver(state, name):
     return state.csi_drivers.get(name)
 
 
 @builtin("persistent_volumes_of_class", [STRING], list_of(record("PersistentVolume")),
          "The PersistentVolumes of a storage class (the volume.beta.kubernetes.io/storage-class annotation, "
-         "else spec.storageClassName), in name order: the PV assume cache's ListPVs.", needs_state=True)
+         "else spec.storageClassName), in name order: the PV assume cache's ListPVs.", reads="cluster")
 def _persistent_volumes_of_class(state, class_name):
     return state.persistent_volumes_of_class(class_name or "")
 
 
 @builtin("volume_attachments_on", [STRING], list_of(record("VolumeAttachment")),
-         "The VolumeAttachments whose spec.nodeName is this node.", needs_state=True)
+         "The VolumeAttachments whose spec.nodeName is this node.", reads="cluster")
 def _volume_attachments_on(state, node_name):
     return state.volume_attachments_on(node_name)
 
 
 @builtin("claim_in_use", [STRING, STRING], BOOL,
          "Whether a pod bound to a node mounts the claim through a persistentVolumeClaim volume "
-         "(the scheduler cache's StorageInfos().IsPVCUsedByPods).", needs_state=True)
+         "(the scheduler cache's StorageInfos().IsPVCUsedByPods).", reads="cluster")
 def _claim_in_use(state, namespace, name):
     return (namespace, name) in state.claim_users
 

@@ -27,9 +27,6 @@ def _reads_state(ir) -> bool:
     return any(_reads_state(part) for part in P.parts(ir))
 
 
-_CHEAP_BUILTINS = frozenset({"float", "int", "abs", "sqrt", "min", "max"})
-
-
 def _cheap(ir) -> bool:
     """Arithmetic, comparisons, logic and number conversions: over numeric and boolean columns
     one numpy operation, cheaper than looking its value up (and than recomputing it on the
@@ -37,12 +34,10 @@ def _cheap(ir) -> bool:
     if isinstance(ir, P.Op):
         return ir.op in _NUMPY_COMPARE or ir.op in _ARITH or ir.op in ("and", "or")
     if isinstance(ir, P.CallBuiltin):
-        return ir.name in _CHEAP_BUILTINS
+        return bi.REGISTRY[ir.name].cheap
     return isinstance(ir, (P.Not, P.Neg))
 
 
-NODE_LOCAL_BUILTINS = frozenset({"requested", "nonzero_requested", "count_on_node"})   # read one node's pods
-NODE_STATIC_BUILTINS = frozenset({"has_image"})     # read one node only (through the state's indexes)
 NODE_DERIVED = frozenset(DERIVED["Node"])
 
 
@@ -52,9 +47,10 @@ def node_local(ir) -> "str | None":
     "static" (node objects only), "dynamic" (also the pods on a node), or None (it reads the
     wider cluster state)."""
     found = "static"
-    if isinstance(ir, P.CallBuiltin) and bi.REGISTRY[ir.name].needs_state and ir.name not in NODE_STATIC_BUILTINS:
-        if ir.name not in NODE_LOCAL_BUILTINS:
-            return None
+    reads = bi.REGISTRY[ir.name].reads if isinstance(ir, P.CallBuiltin) else None
+    if reads == "cluster":
+        return None
+    if reads == "pods":
         found = "dynamic"
     elif isinstance(ir, P.GetField) and ir.name in NODE_DERIVED:
         found = "dynamic"

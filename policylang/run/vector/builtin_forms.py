@@ -1,27 +1,28 @@
 """Vector forms of builtins: over columns, one numpy operation or one look-up for the batch
-instead of a call per node. A form returns None where it has no answer for these arguments;
-the builtin then runs node by node."""
+instead of a call per node. A builtin names its form where it is declared
+(``@builtin(..., vector="length")`` in policylang/builtins.py); every form here is named by
+one. ``form(venv, args, n)`` returns None where it has no answer for these arguments; the
+builtin then runs node by node."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ... import builtins as bi
-from ... import plan as P
-from .comprehension import aggregate
 from ...cluster.model import Node
 from .cache import _batch_nodes
-from .values import INT_LIMIT, VARYING, Col, Seq, _arr, _comparable, _num_kind, col_of, elementwise
+from .comprehension import aggregate
+from .values import INT_LIMIT, VARYING, Col, Seq, _arr, _comparable, _num_kind, col_of
 
 
-def _len(args, n):
+def length(venv, args, n):
     (x,) = args
     if isinstance(x, Seq):
         return aggregate("count", [(None, m) for m in x.masks], n)
     return None
 
 
-def _float(args, n):
+def to_float(venv, args, n):
     (x,) = args
     if not isinstance(x, Col):
         return None
@@ -32,7 +33,7 @@ def _float(args, n):
     return None
 
 
-def _int(args, n):
+def to_int(venv, args, n):
     (x,) = args
     if not isinstance(x, Col):
         return None
@@ -43,12 +44,12 @@ def _int(args, n):
     return None
 
 
-def _abs(args, n):
+def absolute(venv, args, n):
     (x,) = args
     return Col(np.abs(x.a)) if isinstance(x, Col) and _num_kind(x) in ("int", "float") else None
 
 
-def _sqrt(args, n):
+def square_root(venv, args, n):
     (x,) = args
     if isinstance(x, Col) and _num_kind(x) == "float" and (x.a >= 0).all():
         return Col(np.sqrt(x.a))
@@ -56,7 +57,7 @@ def _sqrt(args, n):
 
 
 def _min_max(pick):
-    def run(args, n):
+    def run(venv, args, n):
         if len(args) == 2 and any(isinstance(a, Col) for a in args) and _comparable(*args) and _num_kind(args[0]) in ("int", "float"):
             a, b = args
             # Python's min/max return the first argument on ties; same kind, same value.
@@ -66,7 +67,7 @@ def _min_max(pick):
 
 
 def _quantity_amount(convert):
-    def run(args, n):
+    def run(venv, args, n):
         (x,) = args
         if isinstance(x, Col) and x.a.dtype == object:
             return col_of([convert(q) for q in x.a.tolist()])
@@ -74,7 +75,7 @@ def _quantity_amount(convert):
     return run
 
 
-def _count_on_node(venv, args, n):
+def count_on_node(venv, args, n):
     nodes, namespace, selector = args
     if not isinstance(nodes, Col) or isinstance(namespace, VARYING) or isinstance(selector, VARYING):
         return None
@@ -88,47 +89,21 @@ def _count_on_node(venv, args, n):
     return Col(np.fromiter((counts.get(x.metadata.name, 0) for x in each), dtype=np.int64, count=n))
 
 
-def _has_image(venv, args, n):
+def has_image(venv, args, n):
     nodes, name = args
     if not _batch_nodes(nodes) or isinstance(name, VARYING):
         return None
     return Col(venv["$state"].image_holder_mask(name)[venv["$pos"]])
 
 
-def _node_named(venv, args, n):
+def node_named(venv, args, n):
     (names,) = args
     if not isinstance(names, Col):
         return None
     return Col(np.fromiter(map(venv["$state"].nodes.get, names.a.tolist()), dtype=object, count=n))
 
 
-_VECTOR_BUILTINS = {
-    "len": _len, "float": _float, "int": _int, "abs": _abs, "sqrt": _sqrt,
-    "min": _min_max(np.minimum), "max": _min_max(np.maximum),
-    "milli": _quantity_amount(bi.milli), "value": _quantity_amount(bi.value),
-}
-# These are given the batch's venv too.
-_VECTOR_STATE_BUILTINS = {"count_on_node": _count_on_node, "has_image": _has_image, "node_named": _node_named}
-
-
-def _call(ir: P.CallBuiltin, sub):
-    b = bi.REGISTRY[ir.name]
-    args = [sub(a) for a in ir.args]
-    fast = _VECTOR_BUILTINS.get(ir.name)
-    with_state = _VECTOR_STATE_BUILTINS.get(ir.name)
-    impl = b.impl
-
-    def run(venv, n):
-        values = [a(venv, n) for a in args]
-        if fast is not None:
-            out = fast(values, n)
-            if out is not None:
-                return out
-        if b.needs_state:
-            state = venv.get("$state")
-            out = with_state(venv, values, n) if with_state is not None else None
-            if out is not None:
-                return out
-            return elementwise(lambda *xs: impl(state, *xs), values, n)
-        return elementwise(impl, values, n)
-    return run
+minimum = _min_max(np.minimum)
+maximum = _min_max(np.maximum)
+milli = _quantity_amount(bi.milli)
+value = _quantity_amount(bi.value)

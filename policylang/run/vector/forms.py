@@ -19,7 +19,7 @@ from ... import plan as P
 from ...builtins import POLICY_ERRORS
 from ..interpret import _ARITH, _api_attrs, _contains, _order, compile_ir, field_reader, index_value
 from .analysis import _arithmetic
-from .builtin_forms import _call
+from . import builtin_forms
 from .comprehension import _comp
 from .values import (_NUMPY_COMPARE, VARYING, Col, Rec, Seq, VFn, _arith_ok, _arr, _bool_value, _comparable, _listy,
                      _num_kind, _numeric_arith, _where, as_seq, codes_of, col_of, elementwise, merge, node_by_node,
@@ -304,6 +304,25 @@ def _fold(ir: P.Fold, sub):
             venv[acc], venv[var] = value, x
             value = body(venv, n)
         return value
+    return run
+
+
+def _call(ir: P.CallBuiltin, sub):
+    b = bi.REGISTRY[ir.name]
+    args = [sub(a) for a in ir.args]
+    form = getattr(builtin_forms, b.vector) if b.vector is not None else None
+    impl = b.impl
+
+    def run(venv, n):
+        values = [a(venv, n) for a in args]
+        if form is not None:
+            out = form(venv, values, n)
+            if out is not None:
+                return out
+        if b.needs_state:
+            state = venv.get("$state")
+            return elementwise(lambda *xs: impl(state, *xs), values, n)
+        return elementwise(impl, values, n)
     return run
 
 
