@@ -238,7 +238,12 @@ class Spread:
 
 @attrs.frozen
 class PolicyDecl:
+    """``policy NodeResourcesBalancedAllocation assumes filter NodeResourcesFit``."""
     name: str
+    # Extension points declared beyond those the policy's declarations show (``implements score``).
+    implements: tuple = ()
+    # The plugins whose filters this policy's score assumes have run (``assumes filter``).
+    assumes_filter: tuple = ()
     span: Span = _span()
 
 

@@ -13,11 +13,10 @@ from . import ast
 from . import plan as P
 from .check import Checked
 from .diagnostics import Diagnostic, PolicyError
+from .plugins import registry
 
 POD_SCOPES = frozenset({"pod", "cluster", "params"})
 AGGREGATES = ("sum", "any", "all", "count", "first", "min", "max")
-# PostFilter plugins whose logic is engine code (preemption re-runs the plan's own filters).
-ENGINE_POSTFILTERS = ("DynamicResources", "DefaultPreemption")
 
 
 def compile_profile(checked: Checked, name: str | None = None) -> P.Plan:
@@ -79,7 +78,7 @@ class _Compiler:
             score = self.rule_score(module_path, rules)
         weight = use.weight.value if use.weight is not None else 1
         return P.PluginPlan(name, weight, params, filters, score,
-                            postfilter=name in ENGINE_POSTFILTERS and "postfilter" not in use.without,
+                            postfilter="postFilter" in registry.implements(name) and "postfilter" not in use.without,
                             rules=tuple(self.rule(module_path, r) for r in rules), origin=use.span)
 
     def params(self, module_path, module, use, use_path) -> dict:

@@ -15,32 +15,14 @@ import yaml
 
 from .diagnostics import InputError
 from .literal import to_literal
+from .plugins import registry
 
 API_VERSIONS = ("kubescheduler.config.k8s.io/v1",)
 POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score", "reserve",
           "permit", "preBind", "bind", "postBind")
 
-# v1.35's MultiPoint defaults (pkg/scheduler/apis/config/v1/default_plugins.go), with the
-# DynamicResourceAllocation gate's DynamicResources before DefaultPreemption.
-DEFAULT_PLUGINS = (
-    ("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0),
-    ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1),
-    ("VolumeRestrictions", 0), ("NodeVolumeLimits", 0), ("VolumeBinding", 0), ("VolumeZone", 0),
-    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", 2), ("DefaultPreemption", 0),
-    ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", 0),
-)
-# What each plugin implements among the points that change a decision.
-IMPLEMENTS = {
-    "NodeUnschedulable": {"filter"}, "NodeName": {"filter"},
-    "TaintToleration": {"filter", "score"}, "NodeAffinity": {"filter", "score"}, "NodePorts": {"filter"},
-    "NodeResourcesFit": {"filter", "score"}, "VolumeRestrictions": {"filter"}, "NodeVolumeLimits": {"filter"},
-    "VolumeBinding": {"filter", "score"}, "VolumeZone": {"filter"}, "PodTopologySpread": {"filter", "score"},
-    "InterPodAffinity": {"filter", "score"}, "DynamicResources": {"filter", "score", "postFilter"},
-    "DefaultPreemption": {"postFilter"}, "NodeResourcesBalancedAllocation": {"score"},
-    "ImageLocality": {"score"},
-}
-# Plugins that never change where a pod goes (queue order, gates, binding).
-NO_DECISION = {"SchedulingGates", "PrioritySort", "DefaultBinder"}
+# v1.35's default plugins and what each implements among the points that change a decision are
+# the stdlib's own: plugins/registry.py reads them from default.sched and each plugin's .sched.
 # Our extension points and the upstream points they stand for.
 OUR_POINTS = {"filter": ("preFilter", "filter"), "score": ("preScore", "score"), "postfilter": ("postFilter",)}
 
@@ -96,7 +78,7 @@ def _expand(point: str, multipoint: _Set, specific: _Set) -> list[str]:
     explicit = [n for n, _ in specific.enabled]
     from_multipoint, overrides = [], set()
     for name, _ in multipoint.enabled:
-        if point not in IMPLEMENTS.get(name, set()) or name in specific.disabled:
+        if point not in registry.implements(name) or name in specific.disabled:
             continue
         if name in explicit:
             overrides.add(name)
@@ -115,7 +97,7 @@ def profile_source(profile: dict, index: int, path: str, global_pct) -> str:
     for key in plugins:
         if key != "multiPoint" and key not in POINTS:
             raise InputError(f"unknown extension point '{key}'", path=path, field=f"{where}.plugins.{key}")
-    multipoint = _merge(_Set(list(DEFAULT_PLUGINS), set()),
+    multipoint = _merge(_Set(list(registry.default_plugins()), set()),
                         _plugin_set(plugins.get("multiPoint"), f"{where}.plugins.multiPoint", path))
     points = {p: _plugin_set(plugins.get(p), f"{where}.plugins.{p}", path) for p in POINTS}
     filters = _expand("filter", multipoint, points["filter"])
@@ -126,7 +108,7 @@ def profile_source(profile: dict, index: int, path: str, global_pct) -> str:
     for name, weight in points["score"].enabled + multipoint.enabled:
         weights.setdefault(name, weight or 1)
 
-    known = set(IMPLEMENTS) | NO_DECISION
+    known = registry.known()
     for plugin in sorted({*filters, *scores, *postfilters, *(n for n, _ in multipoint.enabled)}):
         if plugin not in known:
             raise InputError(f"unknown plugin '{plugin}'", path=path, field=f"{where}.plugins")
@@ -142,7 +124,7 @@ def profile_source(profile: dict, index: int, path: str, global_pct) -> str:
         if plugin in scores:
             parts.append(f"weight {weights.get(plugin, 1)}")
         for ours, theirs in (("filter", "filter"), ("score", "score"), ("postfilter", "postFilter")):
-            implemented = theirs in IMPLEMENTS[plugin]
+            implemented = theirs in registry.implements(plugin)
             enabled = plugin in {"filter": filters, "score": scores, "postFilter": postfilters}[theirs]
             if implemented and not enabled:
                 parts.append(f"without {ours}")

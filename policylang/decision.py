@@ -8,35 +8,8 @@ from typing import NamedTuple
 
 import attrs
 
-from .source import Span
-
-SUCCESS = "Success"
-UNSCHEDULABLE = "Unschedulable"
-UNRESOLVABLE = "UnschedulableAndUnresolvable"
-ERROR = "Error"
-
-
-@attrs.frozen
-class Status:
-    """A plugin's verdict, as kube-scheduler's framework.Status."""
-    code: str
-    reasons: tuple = ()
-    plugin: str = ""
-    # The `reject` statement that decided it, for explanations and coverage.
-    origin: "Span | None" = attrs.field(default=None, eq=False, repr=False)
-
-    @property
-    def message(self) -> str:
-        return ", ".join(self.reasons)
-
-
-def reasons_of(value) -> tuple:
-    """A `reason` expression's value (null, a string, or a list) as a Status's reasons."""
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    return tuple(str(v) for v in value)
+# Status and its codes are the framework's (run/framework.py); here for what reads decisions.
+from .run.framework import ERROR, SUCCESS, UNRESOLVABLE, UNSCHEDULABLE, Status, reasons_of  # noqa: F401
 
 
 class PluginScore(NamedTuple):

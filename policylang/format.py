@@ -318,7 +318,8 @@ class _Formatter:
 
     def decl(self, d, indent: str) -> list[str]:
         if isinstance(d, ast.PolicyDecl):
-            return [f"policy {d.name}"]
+            return [f"policy {d.name}" + (f" implements {', '.join(d.implements)}" if d.implements else "")
+                    + (f" assumes filter {', '.join(d.assumes_filter)}" if d.assumes_filter else "")]
         if isinstance(d, ast.Import):
             return [f"import {quote(d.path)} as {d.alias}" if d.path is not None else f"import {d.alias}"]
         if isinstance(d, ast.Param):

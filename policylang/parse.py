@@ -125,7 +125,12 @@ class _Build(Transformer):
 
     @v_args(meta=True)
     def policy_decl(self, meta, c):
-        return ast.PolicyDecl(str(c[0]), span=self._span(meta))
+        return ast.PolicyDecl(str(c[0]), c[1] or (), c[2] or (), span=self._span(meta))
+
+    def policy_implements(self, c):
+        return tuple(str(t) for t in c)
+
+    policy_assumes = policy_implements
 
     @v_args(meta=True)
     def import_stdlib(self, meta, c):

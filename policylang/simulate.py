@@ -3,7 +3,7 @@
 Queue order is PrioritySort's (higher priority first, then earlier creation). Each
 decision is bound into the state (requested resources, ports, topology and affinity all
 follow) before the next pod is scheduled, after Reserve has assumed the volumes it binds
-(`reserve_volumes`). When preemption nominates a node, its victims are
+(`run_reserve`: VolumeBinding's companion). When preemption nominates a node, its victims are
 evicted at once (their graceful termination is not modelled) and the pod is scheduled again,
 nominated to that node, as the next cycle would: the nominated node is tried first.
 """
@@ -17,8 +17,8 @@ import attrs
 from .cluster.model import Pod
 from .cluster.state import ClusterState
 from .decision import Decision, Victim
-from .plan import LetStep
-from .run.schedule import Executable, Sampling, base_env, collector_paused, run_filters, run_prefilter, schedule
+from .plugins import registry
+from .run.schedule import Executable, Sampling, collector_paused, schedule
 
 
 @attrs.frozen
@@ -77,7 +77,7 @@ def simulate(profile_for: "Callable[[Pod], Executable | None] | dict[str, Execut
                 decision = schedule(exe, state, retry, rng=rng, preemption=preemption, sampling=sampling)
             node = decision.selected
             if node is not None:
-                reserve_volumes(exe, state, pod, node)
+                run_reserve(exe, state, pod, node)
                 state.bind(pod, node)
             placements.append(Placement(pod, decision, node, nominated, victims))
             if progress is not None:
@@ -85,28 +85,10 @@ def simulate(profile_for: "Callable[[Pod], Executable | None] | dict[str, Execut
     return placements
 
 
-# The lets through which a policy's filter hands Reserve its decision for the chosen node.
-RESERVE_LETS = ("reserved_bindings", "reserved_provisions")
-
-
-def reserve_volumes(exe: Executable, state: ClusterState, pod: Pod, node_name: str) -> None:
-    """VolumeBinding's Reserve (binder.AssumePodVolumes) before the pod is bound: its filter,
-    run again for the chosen node, leaves `reserved_bindings` ({claim, pv} per claim matched to
-    an existing volume) and `reserved_provisions` (claims to provision there) in its
-    environment; the state assumes them, as the scheduler's assume caches do, so the next pod
-    sees those volumes taken (ClusterState.assume_volumes)."""
-    if not any(v.persistent_volume_claim or v.ephemeral for v in pod.spec.volumes):
-        return
-    plugins = [p.name for p in exe.plan.plugins for f in p.filters for step in f.node_steps
-               if isinstance(step, LetStep) and step.name.split("#")[0] == RESERVE_LETS[0]]
-    if not plugins:
-        return
-    pod = exe.apply_rules(state, state.with_priority(pod))
-    pre = run_prefilter(exe, state, pod, base_env(state, pod))
-    if pre.status is not None or run_filters(exe, pre, state.nodes[node_name]) is not None:
-        return
-    for name in dict.fromkeys(plugins):
-        if not pre.active.get(name):
-            continue
-        lets = {key.split("#")[0]: value for key, value in pre.envs[name].items()}
-        state.assume_volumes(lets.get(RESERVE_LETS[0]) or [], lets.get(RESERVE_LETS[1]) or [], node_name)
+def run_reserve(exe: Executable, state: ClusterState, pod: Pod, node_name: str) -> None:
+    """The Reserve of each plugin whose companion has one (VolumeBinding's assumes the volumes
+    the pod binds), before the pod is bound to ``node_name``."""
+    for plugin in exe.plan.plugins:
+        reserve = registry.hook(plugin.name, "reserve")
+        if reserve is not None:
+            reserve(exe, state, pod, node_name, plugin)

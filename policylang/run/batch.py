@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..decision import Status, reasons_of
-from .vector import (INT_LIMIT, NODES_KEY, POLICY_ERRORS, Col, NodeCache, Rec, Seq, member_codes, node_positions,
-                     plain_members, restrict, truth, values_of)
+from itertools import repeat
+from operator import is_
 
-MAX_NODE_SCORE = 100
+from . import reference
+from .framework import MAX_NODE_SCORE, NORMALIZERS, Status, normalize_named, reasons_of
+from .phases import nominated_ahead, run_filters_with_nominated
+from .vector import (INT_LIMIT, NODES_KEY, POLICY_ERRORS, Col, NodeCache, Rec, Seq, member_codes, node_positions,
+                     plain_members, restrict, truth, values_of, vcompile)
 
 
 class PolicyErrorInBatch(Exception):
@@ -125,24 +128,12 @@ def raw_scores(plugin, env: dict, feasible: Batch) -> np.ndarray:
 
 def normalize(s, raws: np.ndarray, env: dict, feasible: Batch) -> np.ndarray:
     """NormalizeScore over the batch, with the reference's integer (and float) arithmetic."""
-    method = s.normalize
-    if method == "none":
-        return raws
     limit = (1 << 62) // MAX_NODE_SCORE     # (not np.abs: the smallest int64 is its own absolute value)
-    if raws.dtype == object or (len(raws) and (raws.max() >= limit or raws.min() <= -limit)):
-        return np.array(_python_normalize(s, raws.tolist(), env, feasible), dtype=object)
-    if method in ("max", "reverse"):
-        top = max(0, int(raws.max(initial=0)))
-        if top == 0:
-            return np.full(len(raws), MAX_NODE_SCORE if method == "reverse" else 0, dtype=np.int64)
-        # Go's integer division truncates toward zero.
-        v = np.where(raws >= 0, MAX_NODE_SCORE * raws // top, -((MAX_NODE_SCORE * -raws) // top))
-        return MAX_NODE_SCORE - v if method == "reverse" else v
-    if method == "minmax":
-        lo, hi = (int(raws.min()), int(raws.max())) if len(raws) else (0, 0)
-        if hi == lo:
-            return np.zeros(len(raws), dtype=np.int64)
-        return np.trunc(float(MAX_NODE_SCORE) * ((raws - lo).astype(np.float64) / float(hi - lo))).astype(np.int64)
+    large = raws.dtype == object or (len(raws) and (raws.max() >= limit or raws.min() <= -limit))
+    if s.normalize in NORMALIZERS:
+        return normalize_named(s.normalize, np.array(raws.tolist(), dtype=object) if large else raws)
+    if large:
+        return np.array(reference.normalize(s, raws.tolist(), feasible.nodes.tolist(), env, ""), dtype=object)
     venv = feasible.env({**env, "scores": raws.tolist()})
     venv["score"] = Col(raws)
     n = len(feasible.nodes)
@@ -156,6 +147,48 @@ def normalize(s, raws: np.ndarray, env: dict, feasible: Batch) -> np.ndarray:
     return np.array(values, dtype=object)
 
 
-def _python_normalize(s, raws: list, env: dict, feasible: Batch) -> list:
-    from .schedule import _normalize
-    return _normalize(s, raws, feasible.nodes.tolist(), env, "")
+# ---- the executor ------------------------------------------------------------------------------
+
+class VectorExecutor:
+    """Filter and Score for every node at once (a chunk of nodes at a time when sampling), node by
+    node where nominated pods must be counted on the node."""
+    name = "vector"
+
+    def compile(self, ir) -> tuple:
+        # The closure is the vector form's, which evaluates long comprehensions as a batch.
+        vfn = vcompile(ir)
+        return (lambda env: vfn(env, 1)), vfn
+
+    def compile_vector(self, ir):
+        return vcompile(ir)
+
+    def filter_in_order(self, exe, state, pod, pre, order: list, sampling):
+        whole = node_positions(state, order)
+        start = fits = 0
+        while start < len(order):
+            size = sampling.chunk(pod, fits, start) if sampling is not None else len(order)
+            part = order if start == 0 and size >= len(order) else order[start:start + size]
+            if part is not order and whole is not None:
+                state.remember_positions(part, whole[start:start + size])
+            start += len(part)
+            if not state.nominated:
+                found = filter_batch(exe, pre, part)
+            else:
+                nominated = {n.metadata.name for n in part if nominated_ahead(state, pod, n.metadata.name)}
+                plain = [n for n in part if n.metadata.name not in nominated]
+                by_name = dict(zip((n.metadata.name for n in plain), filter_batch(exe, pre, plain)))
+                found = [by_name[n.metadata.name] if n.metadata.name in by_name
+                         else run_filters_with_nominated(exe, state, pod, pre, n) for n in part]
+            passed = np.fromiter(map(is_, found, repeat(None)), dtype=bool, count=len(found))
+            fits += int(np.count_nonzero(passed))
+            yield part, found, passed, node_positions(state, part)
+
+    def scorer(self, exe, pre, feasible: list):
+        columns = None
+
+        def score(plugin, env: dict) -> tuple:
+            nonlocal columns
+            columns = columns or Batch(env["$state"], feasible)
+            raws = raw_scores(plugin, env, columns)
+            return raws, normalize(plugin.score, raws, env, columns)
+        return score

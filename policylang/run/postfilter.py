@@ -1,8 +1,6 @@
-"""PostFilter: what kube-scheduler tries when no node fits.
-
-DynamicResources (deallocating claims: nothing to do for pods without claims) and
-DefaultPreemption, as upstream's defaultpreemption plugin and framework/preemption
-Evaluator do it (v1.35). Preemption's dry run re-runs the plan's own PreFilter and Filter on
+"""DefaultPreemption's PostFilter: what kube-scheduler tries when no node fits, as upstream's
+defaultpreemption plugin and framework/preemption Evaluator do it (v1.35); the plugin's
+companion (plugins/default_preemption.py) calls it. Preemption's dry run re-runs the plan's own PreFilter and Filter on
 the cluster without the would-be victims, so custom policies are honoured.
 
 Where upstream is random or parallel, this is one deterministic instance of it: potential
@@ -18,7 +16,10 @@ import attrs
 
 from ..cluster.model import Pod, PodDisruptionBudget
 from ..cluster.state import ClusterState
-from ..decision import ERROR, UNRESOLVABLE, UNSCHEDULABLE, Status, Victim
+from ..decision import Victim
+from .framework import (ERROR, UNRESOLVABLE, UNSCHEDULABLE, PlanRuntimeError, PostFilterOutcome, Status,
+                        fit_error_text, restricted_text)
+from .phases import base_env, run_filters_with_nominated, run_prefilter
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
@@ -32,39 +33,11 @@ MIN_CANDIDATE_NODES_ABSOLUTE = 100
 
 
 @attrs.frozen
-class PostFilterOutcome:
-    message: str = ""
-    nominated: "str | None" = None
-    victims: tuple = ()
-    # An Error status: RunPostFilterPlugins returns it alone, dropping earlier plugins' reasons.
-    error: bool = False
-
-
-@attrs.frozen
 class Candidate:
     """A node where the pod fits once `victims` (most important first) are gone."""
     node: str
     victims: tuple
     pdb_violations: int = 0
-
-
-def run_postfilter(exe, state: ClusterState, pod: Pod, pre, statuses: dict, *, enabled: bool = True,
-                   rng=None) -> PostFilterOutcome:
-    reasons: list[str] = []
-    for plugin in exe.plugins:
-        if not plugin.postfilter:
-            continue
-        if plugin.name == "DynamicResources":
-            if plugin.name not in pre.reached:
-                # Its PreFilter never ran (an earlier PreFilter rejected the pod), so it has no state.
-                return PostFilterOutcome("not found", error=True)
-            reasons.append("no new claims to deallocate")
-        elif plugin.name == "DefaultPreemption" and enabled:
-            outcome = preempt(exe, state, pod, statuses, rng=rng, args=plugin.params)
-            if outcome.nominated is not None or outcome.error:
-                return outcome
-            reasons.append(outcome.message)
-    return PostFilterOutcome(", ".join(reasons))
 
 
 # ---- Evaluator.Preempt ----------------------------------------------------------------------
@@ -83,8 +56,6 @@ def preempt(exe, state: ClusterState, pod: Pod, statuses: dict, *, rng=None, off
     if not candidates:
         if errors:
             return PostFilterOutcome(f"preemption: {aggregate_errors(errors)}", error=True)
-        from .schedule import fit_error_text
-
         text = fit_error_text(len(state.nodes), dry_run, Status(UNRESOLVABLE, (NOT_HELPFUL,)), None)
         return PostFilterOutcome(f"preemption: {text}")
     best = select_candidate(candidates)
@@ -163,8 +134,6 @@ def dry_run_preemption(exe, state: ClusterState, pod: Pod, potential: list[str],
 
     Nodes are tried from `offset` round the list until `wanted` candidates are found, at least
     one of them violating no PodDisruptionBudget; candidates that violate none come first."""
-    from .schedule import PlanRuntimeError
-
     clean: list[Candidate] = []
     violating: list[Candidate] = []
     statuses: dict[str, Status] = {}
@@ -232,14 +201,12 @@ def select_victims_on_node(exe, state: ClusterState, pod: Pod, node: str, pdbs: 
 def _fits_without(exe, state: ClusterState, pod: Pod, node: str, removed: list[Pod]) -> "Status | None":
     """The node's Status for the pod with these pods gone (None: it fits). PreFilter runs again
     on the smaller cluster, which is what upstream's RemovePod extensions make of its state."""
-    from .schedule import base_env, run_filters_with_nominated, run_prefilter
-
     trial = state.without(removed)
     pre = run_prefilter(exe, trial, pod, base_env(trial, pod))
     if pre.status is not None:
         return pre.status
     if pre.allowed is not None and node not in pre.allowed:
-        return Status(UNRESOLVABLE, (f"node(s) didn't satisfy plugin(s) [{' '.join(pre.restricted_by)}]",))
+        return Status(UNRESOLVABLE, (restricted_text(pre.restricted_by),))
     return run_filters_with_nominated(exe, trial, pod, pre, trial.nodes[node])
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import difflib
 
-from ...config import API_VERSIONS, IMPLEMENTS, NO_DECISION, POINTS
+from ...config import API_VERSIONS, POINTS
+from ...plugins import registry
 from ..catalogue import rule
 
-KNOWN_PLUGINS = frozenset(IMPLEMENTS) | frozenset(NO_DECISION)
 # Extension points whose plugins we know exactly, and who implements them.
 POINT_NEEDS = {"filter": "filter", "preFilter": "filter", "score": "score", "preScore": "score",
                "postFilter": "postFilter"}
@@ -133,15 +133,15 @@ def _unknown(ctx):
                 yield UNKNOWN_PLUGIN.finding(f"unknown extension point '{point}'", block.span,
                                              *_did_you_mean(point, POINTS + ("multiPoint",)))
         for point, state, name, node in plugin_entries(profile):
-            if name not in KNOWN_PLUGINS and not (state == "disabled" and name == "*"):
+            if name not in registry.known() and not (state == "disabled" and name == "*"):
                 yield UNKNOWN_PLUGIN.finding(f"unknown plugin '{name}'", node.value_span,
-                                             *_did_you_mean(name, KNOWN_PLUGINS))
+                                             *_did_you_mean(name, registry.known()))
         config = profile.get("pluginConfig")
         for entry in (config if config is not None and config.is_seq else []):
             name = entry.get("name") if entry.is_map else None
-            if name is not None and isinstance(name.scalar, str) and name.scalar not in KNOWN_PLUGINS:
+            if name is not None and isinstance(name.scalar, str) and name.scalar not in registry.known():
                 yield UNKNOWN_PLUGIN.finding(f"pluginConfig for unknown plugin '{name.scalar}'", name.value_span,
-                                             *_did_you_mean(name.scalar, KNOWN_PLUGINS))
+                                             *_did_you_mean(name.scalar, registry.known()))
 
 
 def _did_you_mean(name, options) -> tuple[str, ...]:
@@ -180,9 +180,9 @@ def _duplicates(ctx):
 def _wrong_point(ctx):
     for profile in profiles(ctx.doc):
         for point, state, name, node in plugin_entries(profile):
-            if state != "enabled" or name not in KNOWN_PLUGINS:
+            if state != "enabled" or name not in registry.known():
                 continue
-            if point in POINT_NEEDS and POINT_NEEDS[point] not in IMPLEMENTS.get(name, ()):
+            if point in POINT_NEEDS and POINT_NEEDS[point] not in registry.implements(name):
                 yield WRONG_POINT.finding(f"{name} is not a {point} plugin", node.value_span,
                                           f"help: {name} implements {_implements(name)}")
             elif point in SINGLE_PLUGIN_POINTS and name not in SINGLE_PLUGIN_POINTS[point]:
@@ -190,7 +190,7 @@ def _wrong_point(ctx):
 
 
 def _implements(name: str) -> str:
-    points = sorted(IMPLEMENTS.get(name, ()))
+    points = sorted(registry.implements(name))
     return ", ".join(points) if points else "none of filter, score and postFilter"
 
 

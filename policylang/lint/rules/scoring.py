@@ -6,9 +6,10 @@ from __future__ import annotations
 import attrs
 
 from ... import ast
-from ...config import IMPLEMENTS, profile_source
+from ...config import profile_source
 from ...diagnostics import InputError, PolicyError
 from ...parse import parse
+from ...plugins import registry
 from ..catalogue import rule
 from ..sched_ast import const_int, head_span, name_span
 from .config import plugin_entries, profiles
@@ -75,15 +76,6 @@ profile balanced {
     use ImageLocality weight 1
 }""")
 
-# score plugin → the plugin whose filter its score assumes has run.
-SCORE_NEEDS_FILTER = {
-    "NodeResourcesFit": "NodeResourcesFit",
-    "NodeResourcesBalancedAllocation": "NodeResourcesFit",
-    "VolumeBinding": "VolumeBinding",
-    "DynamicResources": "DynamicResources",
-}
-
-
 @attrs.frozen
 class Entry:
     """One plugin of a profile as it will run."""
@@ -92,6 +84,8 @@ class Entry:
     score: bool
     weight: int | None
     span: object = attrs.field(eq=False)
+    # The plugins whose filters its score assumes have run (`policy P assumes filter Q`).
+    assumes_filter: tuple = ()
 
 
 # ---- .sched -------------------------------------------------------------------------------------
@@ -131,7 +125,7 @@ def _sched_entries(ctx, profile: ast.Profile) -> list[Entry]:
         has_score = bool(module.of_type(ast.Score)) or any(isinstance(s, ast.Prefer) for r in rules for s in r.body)
         weight = const_int(use.weight) if use.weight is not None else 1
         out.append(Entry(module.policy.name, has_filter and "filter" not in use.without,
-                         has_score and "score" not in use.without, weight, use.span))
+                         has_score and "score" not in use.without, weight, use.span, module.policy.assumes_filter))
     return out
 
 
@@ -158,9 +152,9 @@ def _sched_equal(ctx):
 def _missing_filters(entries: list[Entry]):
     filters = {e.name for e in entries if e.filter}
     for e in entries:
-        needed = SCORE_NEEDS_FILTER.get(e.name)
-        if e.score and needed and needed not in filters:
-            yield e, needed
+        for needed in e.assumes_filter if e.score else ():
+            if needed not in filters:
+                yield e, needed
 
 
 def _without_filter_message(name: str, needed: str) -> str:
@@ -201,10 +195,12 @@ def _config_entries(ctx, index: int, profile) -> list[Entry] | None:
     out = []
     for p in module.of_type(ast.Profile):
         for use in p.uses:
-            implements = IMPLEMENTS.get(use.ref, set())
+            found = registry.plugin(use.ref)
+            implements = found.implements if found is not None else frozenset()
             out.append(Entry(use.ref, "filter" in implements and "filter" not in use.without,
                              "score" in implements and "score" not in use.without,
-                             const_int(use.weight) if use.weight is not None else None, None))
+                             const_int(use.weight) if use.weight is not None else None, None,
+                             found.assumes_filter if found is not None else ()))
     return out
 
 

@@ -1,0 +1,137 @@
+"""A Plan compiled once into closures, for the executor that will run it.
+
+Each statement becomes a ``_Step`` holding its closure over one env and, for the vector
+executor, its vector form; the executor (framework.Executor) decides how expressions compile and
+how Filter and Score run over the nodes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import attrs
+
+from .. import plan as P
+from ..cluster.model import LabelSelector, Pod
+from ..cluster.state import ClusterState
+from .batch import VectorExecutor
+from .framework import call, truthy
+from .interpret import compile_ir
+from .phases import base_env
+from .reference import ReferenceExecutor, per_node_loop
+
+# The executors by name, the default first.
+BACKENDS = {"vector": VectorExecutor(), "reference": ReferenceExecutor()}
+EXECUTORS = tuple(BACKENDS)
+
+
+@attrs.frozen
+class _Step:
+    kind: str      # let | skip | reject | restrict
+    name: str
+    fn: Any
+    reason: Any = None
+    code: str = ""
+    origin: Any = None
+    vfn: Any = None       # the vector executor's forms of fn and reason
+    vreason: Any = None
+
+
+def _steps(steps: Iterable, backend) -> tuple:
+    """Each step as a closure over one env (and, for the vector executor, also in vector form)."""
+    out = []
+    for s in steps:
+        if isinstance(s, P.LetStep):
+            fn, vfn = backend.compile(s.expr)
+            out.append(_Step("let", s.name, fn, vfn=vfn))
+        elif isinstance(s, P.SkipStep):
+            out.append(_Step("skip", "", backend.compile(s.cond)[0]))
+        elif isinstance(s, P.RejectStep):
+            (fn, vfn), (reason, vreason) = backend.compile(s.cond), backend.compile(s.reason)
+            out.append(_Step("reject", "", fn, reason, s.code, s.origin, vfn, vreason))
+        elif isinstance(s, P.RestrictStep):
+            out.append(_Step("restrict", "", backend.compile(s.names)[0]))
+    return tuple(out)
+
+
+@attrs.frozen
+class _Filter:
+    pod_steps: tuple
+    node_steps: tuple
+
+
+@attrs.frozen
+class _Score:
+    pod_steps: tuple
+    feasible_steps: tuple
+    node_steps: tuple
+    value: Any
+    normalize: str
+    normalize_fn: Any
+    vvalue: Any = None
+    vnormalize: Any = None
+
+
+@attrs.frozen
+class _Plugin:
+    name: str
+    weight: int
+    params: dict
+    filters: tuple
+    score: "_Score | None"
+    postfilter: bool
+
+
+class Executable:
+    """A Plan whose expressions are compiled to closures, ready to schedule many pods.
+
+    ``executor`` names how Filter and Score run over the nodes (``EXECUTORS``): "vector" (every
+    node at once, see batch.py) or "reference" (node by node, the oracle the other is tested
+    against); ``backend`` is that executor."""
+
+    def __init__(self, plan: P.Plan, executor: str = "vector"):
+        if executor not in EXECUTORS:
+            raise ValueError(f"unknown executor {executor!r}")
+        self.plan = plan
+        self.executor = executor
+        self.backend = BACKENDS[executor]
+        self.plugins = tuple(self._plugin(p, self.backend) for p in plan.plugins)
+        self.rules = tuple((r, compile_ir(r.when) if r.when is not None else None)
+                           for p in plan.plugins for r in p.rules)
+
+    def reference(self) -> "Executable":
+        """The same plan on the reference interpreter."""
+        if isinstance(self.backend, ReferenceExecutor):
+            return self
+        if not hasattr(self, "_reference"):
+            self._reference = Executable(self.plan, "reference")
+        return self._reference
+
+    def apply_rules(self, state: ClusterState, pod: Pod) -> Pod:
+        """The pod as the plugins see it: with what matching rules add (tolerations, spread)."""
+        if not self.rules:
+            return pod
+        env = base_env(state, pod)
+        tolerations, spreads = list(pod.spec.tolerations), list(pod.spec.topology_spread_constraints)
+        for rule, when in self.rules:
+            if when is not None and not truthy(call(when, env, f"rule {rule.name}", "rule")):
+                continue
+            tolerations += rule.tolerations
+            selector = LabelSelector(match_labels=dict(pod.metadata.labels))
+            spreads += [attrs.evolve(s, label_selector=selector) for s in rule.spreads]
+        return attrs.evolve(pod, spec=attrs.evolve(pod.spec, tolerations=tuple(tolerations),
+                                                   topology_spread_constraints=tuple(spreads)))
+
+    @staticmethod
+    def _plugin(p: P.PluginPlan, backend) -> _Plugin:
+        filters = tuple(_Filter(_steps(f.pod_steps, backend), _steps(f.node_steps, backend)) for f in p.filters)
+        score = None
+        if p.score is not None:
+            s = p.score
+            custom = s.normalize_expr is not None
+            score = _Score(_steps(s.pod_steps, backend),
+                           _steps(s.feasible_steps, backend), _steps(s.node_steps, backend), compile_ir(s.value),
+                           s.normalize, per_node_loop(s.normalize_expr) if custom else None,
+                           backend.compile_vector(s.value),
+                           backend.compile_vector(s.normalize_expr) if custom else None)
+        return _Plugin(p.name, p.weight, dict(p.params), filters, score, p.postfilter)

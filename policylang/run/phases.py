@@ -1,0 +1,152 @@
+"""PreFilter and Filter for one pod and one node, as the reference runs them: the steps both
+executors share (the vector executor filters batches of nodes, batch.py, but a node with nominated
+pods, preemption's dry run and explain run these).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ..cluster.model import Node, Pod
+from ..cluster.state import ClusterState
+from .framework import UNRESOLVABLE, Status, call, reasons_of, truthy
+
+
+@attrs.define
+class PreFilterOutcome:
+    envs: dict                     # plugin name → env after its pod-stage steps
+    active: dict                   # plugin name → filters not skipped
+    status: "Status | None" = None  # a PreFilter rejection
+    allowed: "set | None" = None   # restrict nodes to
+    restricted_by: tuple = ()      # plugins that restricted the node set
+    reached: set = attrs.Factory(set)
+
+
+_CLUSTER_LISTS = {
+    "nodes": lambda s: s.node_list,
+    "nodesWithPodsWithAffinity": lambda s: s.nodes_having(s.pods_with_affinity),
+    "nodesWithPodsWithRequiredAntiAffinity": lambda s: s.nodes_having(s.pods_with_required_anti_affinity),
+    "pods": lambda s: s.bound_pods,
+    "namespaces": lambda s: list(s.namespaces.values()),
+    "services": lambda s: s.services,
+    "workloads": lambda s: s.workloads,
+    "priorityClasses": lambda s: list(s.priority_classes.values()),
+    "podDisruptionBudgets": lambda s: s.pdbs,
+    "persistentVolumes": lambda s: list(s.persistent_volumes.values()),
+    "persistentVolumeClaims": lambda s: list(s.claims.values()),
+    "storageClasses": lambda s: list(s.storage_classes.values()),
+    "csiNodes": lambda s: list(s.csi_nodes.values()),
+    "csiDrivers": lambda s: list(s.csi_drivers.values()),
+    "csiStorageCapacities": lambda s: s.csi_storage_capacities,
+    "volumeAttachments": lambda s: s.volume_attachments,
+}
+
+
+class ClusterView(dict):
+    """`cluster` in a policy: each list made when first read in a cycle (every bound pod of a
+    large cluster is a long list that most policies never read)."""
+
+    def __init__(self, state: ClusterState):
+        super().__init__()
+        self.state = state
+
+    def __missing__(self, name: str):
+        value = self[name] = _CLUSTER_LISTS[name](self.state)
+        return value
+
+    def get(self, name: str, default=None):
+        return self[name] if name in _CLUSTER_LISTS else super().get(name, default)
+
+
+def base_env(state: ClusterState, pod: Pod) -> dict:
+    return {"pod": pod, "cluster": ClusterView(state), "$state": state}
+
+
+def run_prefilter(exe, state: ClusterState, pod: Pod, base: dict) -> PreFilterOutcome:
+    out = PreFilterOutcome(envs={}, active={})
+    restricting: list[str] = []
+    for plugin in exe.plugins:
+        env = {**base, "params": plugin.params}
+        out.envs[plugin.name] = env
+        if not plugin.filters:
+            continue
+        out.reached.add(plugin.name)
+        active = []
+        for f in plugin.filters:
+            skipped = False
+            for step in f.pod_steps:
+                if step.kind == "skip":
+                    if truthy(call(step.fn, env, plugin.name, "PreFilter")):
+                        skipped = True
+                        break
+                elif step.kind == "let":
+                    env[step.name] = call(step.fn, env, plugin.name, "PreFilter")
+                elif step.kind == "restrict":
+                    names = call(step.fn, env, plugin.name, "PreFilter")
+                    if names is not None:
+                        restricting.append(plugin.name)
+                        names = set(names)
+                        out.allowed = names if out.allowed is None else out.allowed & names
+                elif truthy(call(step.fn, env, plugin.name, "PreFilter")):
+                    status = Status(step.code, reasons_of(call(step.reason, env, plugin.name, "PreFilter")),
+                                    plugin.name, step.origin)
+                    out.status = status
+                    if status.code == UNRESOLVABLE:
+                        out.active[plugin.name] = active
+                        return out
+                    break
+            if not skipped:
+                active.append(f)
+        out.active[plugin.name] = active
+        if out.allowed is not None and not out.allowed:
+            plugins = sorted(set(restricting))
+            text = (f"node(s) didn't satisfy plugin {plugins[0]}" if len(plugins) == 1 else
+                    f"node(s) didn't satisfy plugin(s) [{' '.join(plugins)}] simultaneously")
+            out.status = Status(UNRESOLVABLE, (text,), "")
+            return out
+    out.restricted_by = tuple(sorted(set(restricting)))
+    return out
+
+
+def run_filters(exe, pre: PreFilterOutcome, node: Node) -> "Status | None":
+    """The first failing plugin's status on this node, or None when the node fits."""
+    for plugin in exe.plugins:
+        for f in pre.active.get(plugin.name, ()):
+            env = pre.envs[plugin.name]
+            env["node"] = node
+            for step in f.node_steps:
+                if step.kind == "let":
+                    env[step.name] = call(step.fn, env, plugin.name, "filter")
+                elif truthy(call(step.fn, env, plugin.name, "filter")):
+                    return Status(step.code, reasons_of(call(step.reason, env, plugin.name, "filter")), plugin.name,
+                                  step.origin)
+    return None
+
+
+def run_filters_with_nominated(exe, state: ClusterState, pod: Pod, pre: PreFilterOutcome,
+                               node: Node) -> "Status | None":
+    """RunFilterPluginsWithNominatedPods: the pending pods nominated to this node with a priority
+    at least the pod's count as already there (the pod must not take the room they were promised);
+    if the node passes with them, it must pass without them too (their pods may never arrive, so
+    the pod must not rely on them, e.g. for pod affinity)."""
+    if not state.nominated:
+        return run_filters(exe, pre, node)
+    name = node.metadata.name
+    ahead = nominated_ahead(state, pod, name)
+    if not ahead:
+        return run_filters(exe, pre, node)
+    # Placing them changes what PreFilter computed (spread counts, affinity terms), as the
+    # framework's AddPod extensions do; so run PreFilter again on a state that has them.
+    keys = {p.key for p in ahead}
+    placed = [attrs.evolve(p, spec=attrs.evolve(p.spec, node_name=name)) for p in ahead]
+    trial = ClusterState.build([o for o in state.objects() if not (isinstance(o, Pod) and o.key in keys)] + placed)
+    with_them = run_prefilter(exe, trial, pod, base_env(trial, pod))
+    status = with_them.status or run_filters(exe, with_them, trial.nodes[name])
+    return status if status is not None else run_filters(exe, pre, node)
+
+
+def nominated_ahead(state: ClusterState, pod: Pod, node_name: str) -> list[Pod]:
+    """The pending pods nominated to this node that the pod must leave room for: those of at
+    least its priority."""
+    priority = pod.spec.priority or 0
+    return [p for p in state.nominated_pods_for(node_name) if (p.spec.priority or 0) >= priority and p.key != pod.key]
