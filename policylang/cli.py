@@ -1,5 +1,5 @@
 """The command line: wiring only. Exit codes: 0 success, 1 unschedulable / findings,
-2 usage or input errors."""
+2 usage or input errors, 3 an internal error (a bug in policylang), 130 interrupted."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 import random
 import sys
+import traceback
 
 from . import load_plans
 from .cluster.load import load_cluster, load_objects
@@ -31,6 +32,27 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as err:  # noqa: BLE001 - the one place a crash becomes exit 3
+        return internal_error(err)
+
+
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+
+
+def internal_error(err: BaseException) -> int:
+    """Report an unexpected exception in one line (a traceback with POLICYLANG_TRACEBACK=1)
+    and return exit code 3, which CI cannot mistake for a verdict."""
+    if os.environ.get("POLICYLANG_TRACEBACK"):
+        traceback.print_exception(err, file=sys.stderr)
+    message = " ".join(str(err).split())[:500]
+    print(f"error: internal error (a bug in policylang): {type(err).__name__}: {message}; "
+          f"please report it with the command and inputs (POLICYLANG_TRACEBACK=1 shows the traceback)",
+          file=sys.stderr)
+    return EXIT_INTERNAL
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -204,20 +226,25 @@ def cmd_simulate(args) -> int:
     interactive = sys.stderr.isatty() and args.output == "text"
     progress = _progress_bar if interactive and len(pods) > 20 else None
     placements = []
+    interrupted = False
     try:
         placements = simulate(profile_for, state, pods, preemption=not args.no_preemption, rng=rng,
                               progress=progress, into=placements, percentage=args.percentage_of_nodes_to_score)
     except KeyboardInterrupt:
-        print("\ninterrupted: showing the pods placed so far", file=sys.stderr)
+        interrupted = True
+        print("\ninterrupted: showing the pods placed so far"
+              + ("; the state was not written" if args.write_state else ""), file=sys.stderr)
     if progress:
         print(file=sys.stderr)
-    if args.write_state:
+    if args.write_state and not interrupted:
         write_state(state, args.write_state)
     if args.output == "json":
         print(simulate_json(placements, state))
     else:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         print(simulate_text(placements, state, Style(color)))
+    if interrupted:
+        return EXIT_INTERRUPTED
     return 0 if all(p.node or p.decision is None for p in placements) else 1
 
 

@@ -112,3 +112,53 @@ def test_console_script_runs_as_a_process():
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["results"][0]["selected"]
+
+
+# ---- exit codes CI can trust (issue 29) ---------------------------------------------------------
+
+def _crash(*_args, **_kwargs):
+    raise RuntimeError("boom\nsecond line")
+
+
+def test_an_internal_error_exits_3_in_one_line_without_a_traceback(capsys, monkeypatch):
+    monkeypatch.delenv("POLICYLANG_TRACEBACK", raising=False)
+    monkeypatch.setattr("policylang.cli.load_cluster", _crash)
+    code, out, err = run(capsys, "eval", "--cluster", EXAMPLES / "cluster.yaml", "--pod", EXAMPLES / "pods")
+    assert code == 3
+    assert err.strip().splitlines() == [
+        "error: internal error (a bug in policylang): RuntimeError: boom second line; please report it with "
+        "the command and inputs (POLICYLANG_TRACEBACK=1 shows the traceback)"]
+    assert "Traceback" not in err and out == ""
+
+
+def test_policylang_traceback_shows_the_traceback_of_an_internal_error(capsys, monkeypatch):
+    monkeypatch.setenv("POLICYLANG_TRACEBACK", "1")
+    monkeypatch.setattr("policylang.cli.load_cluster", _crash)
+    code, _, err = run(capsys, "eval", "--cluster", EXAMPLES / "cluster.yaml", "--pod", EXAMPLES / "pods")
+    assert code == 3
+    assert "Traceback (most recent call last)" in err and "_crash" in err
+    assert err.rstrip().splitlines()[-1].startswith("error: internal error (a bug in policylang): RuntimeError")
+
+
+def test_ctrl_c_exits_130_without_a_traceback(capsys, monkeypatch):
+    def interrupt(*_args, **_kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr("policylang.cli.load_cluster", interrupt)
+    code, _, err = run(capsys, "eval", "--cluster", EXAMPLES / "cluster.yaml", "--pod", EXAMPLES / "pods")
+    assert code == 130
+    assert err.strip() == "interrupted" and "Traceback" not in err
+
+
+def test_ctrl_c_during_simulate_exits_130_and_leaves_the_state_file_alone(capsys, monkeypatch, tmp_path):
+    out = tmp_path / "after.yaml"
+    out.write_text("old: state\n")
+
+    def interrupted(profile_for, state, pods, *, into, **_kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr("policylang.simulate.simulate", interrupted)
+    code, _, err = run(capsys, "simulate", "--cluster", EXAMPLES / "cluster.yaml", "--pods", EXAMPLES / "pods",
+                       "--write-state", out)
+    assert code == 130
+    assert "the state was not written" in err
+    assert out.read_text() == "old: state\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["after.yaml"]

@@ -357,3 +357,13 @@ def test_the_sarif_schema_rejects_what_the_spec_forbids():
                     {"message": {"text": "m"}, "locations": [{"physicalLocation": {
                         "artifactLocation": {"uri": "a"}, "region": {"startLine": 0}}}]}]}]}):
         assert not validator.is_valid(bad)
+
+
+def test_an_input_error_is_never_summarised_as_no_problems(capsys, tmp_path):
+    broken = tmp_path / "broken.sched"
+    broken.write_text("policy P\nfilter f {\n")
+    code, out, err = run(capsys, broken)
+    assert code == 2
+    assert "no problems found" not in out
+    assert out.strip() == "no findings, but 1 input error (above): not every file was linted"
+    assert "broken.sched:" in err

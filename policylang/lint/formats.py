@@ -38,6 +38,9 @@ def text(result: Result) -> str:
         fixable = sum(bool(f.edits) for f, _ in result.findings)
         summary = f"found {len(result.findings)} problem{'s' if len(result.findings) != 1 else ''} " \
                   f"({', '.join(parts)})" + (f"; {fixable} fixable with --fix" if fixable else "")
+    elif result.input_errors:
+        summary = f"no findings, but {len(result.input_errors)} input error{'s' if len(result.input_errors) != 1 else ''} " \
+                  f"(above): not every file was linted"
     else:
         summary = f"no problems found in {result.files} file{'s' if result.files != 1 else ''}"
     if result.fixed:
