@@ -1,0 +1,256 @@
+package main
+
+// The scheduler's world for one scenario, put together as scheduler.New does it: a fake
+// clientset holding every object, informers over it, the scheduler cache and its snapshot,
+// the DRA and CSI managers, and one framework per profile built by
+// frameworkruntime.NewFramework from the in-tree registry.
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/features"
+	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
+	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
+)
+
+// profileFramework is one profile's framework with the plugin instances it was built with
+// (captured from the registry's factories), so that raw scores come from the same instances.
+type profileFramework struct {
+	framework.Framework
+	plugins map[string]fwk.Plugin
+	weights map[string]int64
+}
+
+type world struct {
+	ctx        context.Context
+	cancel     context.CancelFunc
+	client     *fake.Clientset
+	cache      internalcache.Cache
+	snapshot   *internalcache.Snapshot
+	nominator  *nominator
+	profiles   map[string]*profileFramework
+	order      []string // profile names as configured
+	numNodes   int
+	nextStart  int // the rotating index findNodesThatPassFilters starts from
+	percentage *int32
+	globalPct  *int32
+}
+
+func newWorld(objects []runtime.Object, cfg *schedulerapi.KubeSchedulerConfiguration) (*world, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	logger := klog.FromContext(ctx)
+	w := &world{ctx: ctx, cancel: cancel, nominator: newNominator(), profiles: map[string]*profileFramework{}}
+	w.client = fake.NewClientset(objects...)
+	informerFactory := informers.NewSharedInformerFactory(w.client, 0)
+	w.snapshot = internalcache.NewEmptySnapshot()
+
+	var draManager fwk.SharedDRAManager
+	if utilfeature.DefaultFeatureGate.Enabled(features.DynamicResourceAllocation) {
+		claimInformer := informerFactory.Resource().V1().ResourceClaims().Informer()
+		claimCache := assumecache.NewAssumeCache(logger, claimInformer, "ResourceClaim", "", nil)
+		opts := tracker.Options{
+			EnableDeviceTaintRules:   utilfeature.DefaultFeatureGate.Enabled(features.DRADeviceTaintRules),
+			EnableConsumableCapacity: utilfeature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity),
+			SliceInformer:            informerFactory.Resource().V1().ResourceSlices(),
+			KubeClient:               w.client,
+		}
+		if opts.EnableDeviceTaintRules {
+			opts.TaintInformer = informerFactory.Resource().V1alpha3().DeviceTaintRules()
+			opts.ClassInformer = informerFactory.Resource().V1().DeviceClasses()
+		}
+		sliceTracker, err := tracker.StartTracker(ctx, opts)
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("starting the resource slice tracker: %w", err)
+		}
+		draManager = dynamicresources.NewDRAManager(ctx, claimCache, sliceTracker, informerFactory)
+	}
+	csiManager := nodevolumelimits.NewCSIManager(informerFactory.Storage().V1().CSINodes().Lister())
+
+	w.globalPct = cfg.PercentageOfNodesToScore
+	for i := range cfg.Profiles {
+		prof := &cfg.Profiles[i]
+		pf := &profileFramework{plugins: map[string]fwk.Plugin{}, weights: map[string]int64{}}
+		var mu sync.Mutex
+		registry := frameworkruntime.Registry{}
+		for name, factory := range plugins.NewInTreeRegistry() {
+			name, factory := name, factory
+			registry[name] = func(ctx context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+				p, err := factory(ctx, args, h)
+				if err == nil {
+					mu.Lock()
+					pf.plugins[name] = p
+					mu.Unlock()
+				}
+				return p, err
+			}
+		}
+		f, err := frameworkruntime.NewFramework(ctx, registry, prof,
+			frameworkruntime.WithClientSet(w.client),
+			frameworkruntime.WithInformerFactory(informerFactory),
+			frameworkruntime.WithSharedDRAManager(draManager),
+			frameworkruntime.WithSnapshotSharedLister(w.snapshot),
+			frameworkruntime.WithPodNominator(w.nominator),
+			frameworkruntime.WithParallelism(1),
+			frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
+			frameworkruntime.WithSharedCSIManager(csiManager),
+		)
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("profile %s: %w", prof.SchedulerName, err)
+		}
+		pf.Framework = f
+		for _, p := range f.ListPlugins().Score.Enabled {
+			pf.weights[p.Name] = int64(p.Weight)
+		}
+		w.profiles[prof.SchedulerName] = pf
+		w.order = append(w.order, prof.SchedulerName)
+	}
+
+	informerFactory.Start(ctx.Done())
+	informerFactory.WaitForCacheSync(ctx.Done())
+
+	// The cache, in the dump's order: the node tree keeps nodes as they arrive.
+	w.cache = internalcache.New(ctx, 0, nil)
+	for _, obj := range objects {
+		if node, ok := obj.(*v1.Node); ok {
+			w.cache.AddNode(logger, node)
+			w.numNodes++
+		}
+	}
+	for _, obj := range objects {
+		pod, ok := obj.(*v1.Pod)
+		if !ok || pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+			continue
+		}
+		if pod.Spec.NodeName != "" {
+			if err := w.cache.AddPod(logger, pod); err != nil {
+				cancel()
+				return nil, err
+			}
+		} else if pod.Status.NominatedNodeName != "" {
+			pi, err := framework.NewPodInfo(pod)
+			if err != nil {
+				cancel()
+				return nil, err
+			}
+			w.nominator.AddNominatedPod(logger, pi, nil)
+		}
+	}
+	if err := w.cache.UpdateSnapshot(logger, w.snapshot); err != nil {
+		cancel()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *world) close() {
+	for _, p := range w.profiles {
+		_ = p.Close()
+	}
+	w.cancel()
+}
+
+// nominator: the scheduling queue's record of pods nominated to nodes (by preemption), which
+// RunFilterPluginsWithNominatedPods counts on a node when they are of at least the pod's priority.
+type nominator struct {
+	mu     sync.Mutex
+	byNode map[string][]fwk.PodInfo
+	nodeOf map[string]string // uid → node
+}
+
+func newNominator() *nominator {
+	return &nominator{byNode: map[string][]fwk.PodInfo{}, nodeOf: map[string]string{}}
+}
+
+func (n *nominator) AddNominatedPod(_ klog.Logger, pi fwk.PodInfo, info *fwk.NominatingInfo) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.deleteLocked(pi.GetPod())
+	node := pi.GetPod().Status.NominatedNodeName
+	if info != nil && info.Mode() == fwk.ModeOverride {
+		node = info.NominatedNodeName
+	}
+	if node == "" {
+		return
+	}
+	n.byNode[node] = append(n.byNode[node], pi)
+	n.nodeOf[string(pi.GetPod().UID)] = node
+}
+
+func (n *nominator) deleteLocked(pod *v1.Pod) {
+	node, ok := n.nodeOf[string(pod.UID)]
+	if !ok {
+		return
+	}
+	list := n.byNode[node]
+	for i, pi := range list {
+		if pi.GetPod().UID == pod.UID {
+			n.byNode[node] = append(list[:i:i], list[i+1:]...)
+			break
+		}
+	}
+	delete(n.nodeOf, string(pod.UID))
+}
+
+func (n *nominator) DeleteNominatedPodIfExists(pod *v1.Pod) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.deleteLocked(pod)
+}
+
+func (n *nominator) UpdateNominatedPod(logger klog.Logger, _ *v1.Pod, newPodInfo fwk.PodInfo) {
+	n.AddNominatedPod(logger, newPodInfo, nil)
+}
+
+func (n *nominator) NominatedPodsForNode(nodeName string) []fwk.PodInfo {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]fwk.PodInfo(nil), n.byNode[nodeName]...)
+}
+
+// admitPriority resolves the pod's priority as the Priority admission plugin does: its
+// PriorityClass's value, else the global default class's, else 0.
+func admitPriority(pod *v1.Pod, objects []runtime.Object) {
+	if pod.Spec.Priority != nil {
+		return
+	}
+	var value int32
+	var policy *v1.PreemptionPolicy
+	for _, obj := range objects {
+		pc, ok := obj.(*schedulingv1.PriorityClass)
+		if !ok {
+			continue
+		}
+		if (pod.Spec.PriorityClassName != "" && pc.Name == pod.Spec.PriorityClassName) ||
+			(pod.Spec.PriorityClassName == "" && pc.GlobalDefault) {
+			value, policy = pc.Value, pc.PreemptionPolicy
+			break
+		}
+	}
+	pod.Spec.Priority = &value
+	if pod.Spec.PreemptionPolicy == nil {
+		if policy == nil {
+			p := v1.PreemptLowerPriority
+			policy = &p
+		}
+		pod.Spec.PreemptionPolicy = policy
+	}
+}
