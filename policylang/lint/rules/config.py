@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 
 from ...config import API_VERSIONS, IMPLEMENTS, NO_DECISION, POINTS
-from ..catalogue import rule
+from ..registry import rule
 
 KNOWN_PLUGINS = frozenset(IMPLEMENTS) | frozenset(NO_DECISION)
 # Extension points whose plugins we know exactly, and who implements them.

@@ -9,7 +9,7 @@ from ... import ast
 from ...config import IMPLEMENTS, profile_source
 from ...diagnostics import InputError, PolicyError
 from ...parse import parse
-from ..catalogue import rule
+from ..registry import rule
 from ..sched_ast import const_int, head_span, name_span
 from .config import plugin_entries, profiles
 
