@@ -7,10 +7,7 @@ string functions live here. Plugin logic belongs in stdlib_policies/, not here.
 
 from __future__ import annotations
 
-import functools
-import json
 import math
-import re
 from typing import Callable
 
 import attrs
@@ -18,6 +15,8 @@ import attrs
 from .cluster import model
 from .cluster.quantity import Quantity, QuantityError, format_quantity, parse_quantity
 from .cluster.resources import NON_ZERO_DEFAULTS, nonzero_pod_requests, pod_requests
+from .cluster.selectors import (go_quote, label_selector_error, node_selector_matches, requirement_error,
+                                selector_matches, term_matches, tolerates, valid_label_key)
 from .cluster.state import PLACED_TERM_KINDS
 from .types import (ANY, BOOL, FLOAT, INT, QUANTITY, STRING, Type, anon_record, compatible, list_of, map_of,
                     record, unify)
@@ -334,7 +333,7 @@ def is_prefixed_native(name: str) -> bool:
          "not requests.*, and \"requests.\" + name a valid qualified name.")
 def is_extended_resource(name):
     native = "/" not in name or is_prefixed_native(name)
-    return not native and not name.startswith("requests.") and _valid_label_key("requests." + name)
+    return not native and not name.startswith("requests.") and valid_label_key("requests." + name)
 
 
 @builtin("is_scalar_resource", [STRING], BOOL,
@@ -446,47 +445,13 @@ def _taint(key, value, effect):
     return model.Taint(key=key, value=value, effect=effect)
 
 
-@builtin("tolerates", [record("Toleration"), record("Taint")], BOOL,
-         "Whether the toleration tolerates the taint (the API's Toleration.ToleratesTaint).")
-def tolerates(tol, taint):
-    if tol is None or taint is None:
-        return False
-    if tol.effect and tol.effect != taint.effect:
-        return False
-    if tol.key and tol.key != taint.key:
-        return False
-    if tol.operator == "Exists":
-        return True
-    if tol.operator in ("Equal", ""):
-        return tol.value == taint.value
-    return False
+builtin("tolerates", [record("Toleration"), record("Taint")], BOOL,
+        "Whether the toleration tolerates the taint (the API's Toleration.ToleratesTaint).")(tolerates)
 
 
-@builtin("selector_matches", [record("LabelSelector"), map_of(STRING, STRING)], BOOL,
-         "Whether labels satisfy a LabelSelector. A null selector matches nothing; an empty one everything.")
-def selector_matches(selector, labels):
-    if selector is None:
-        return False
-    labels = labels or {}
-    for key, val in selector.match_labels.items():
-        if labels.get(key) != val:
-            return False
-    for req in selector.match_expressions:
-        has = req.key in labels
-        op = req.operator
-        if op == "In":
-            ok = has and labels[req.key] in req.values
-        elif op == "NotIn":
-            ok = not has or labels[req.key] not in req.values
-        elif op == "Exists":
-            ok = has
-        elif op == "DoesNotExist":
-            ok = not has
-        else:
-            return False
-        if not ok:
-            return False
-    return True
+builtin("selector_matches", [record("LabelSelector"), map_of(STRING, STRING)], BOOL,
+        "Whether labels satisfy a LabelSelector. A null selector matches nothing; an empty one everything.")(
+    selector_matches)
 
 
 @builtin("label_selector", [map_of(STRING, STRING)], record("LabelSelector"),
@@ -508,214 +473,17 @@ def _selector_and(a, b):
                                match_expressions=tuple(a.match_expressions) + extra + tuple(b.match_expressions))
 
 
-# metav1.LabelSelectorAsSelector's validation, with apimachinery v0.35's error texts
-# (labels.NewRequirement, content.IsLabelKey / IsLabelValue, field.Error, errors.Aggregate).
-_LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_LABEL_VALUE_FMT = "(" + _LABEL_KEY_FMT + ")?"
-_DNS1123_SUBDOMAIN_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_LABEL_KEY_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-                  "alphanumeric character")
-_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-                    "and must start and end with an alphanumeric character")
-_DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-                          "'.', and must start and end with an alphanumeric character")
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+builtin("label_selector_error", [record("LabelSelector")], STRING,
+        "Why metav1.LabelSelectorAsSelector rejects the selector (its error text), or null when it parses. "
+        "A null selector parses (it matches nothing). matchLabels are checked in key order.")(label_selector_error)
 
 
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    examples_text = "(e.g. " + " or ".join(f"'{e}', " for e in examples) if examples else "("
-    return f"{msg} {examples_text}regex used for validation is '{fmt}')"
+builtin("node_selector_term_matches", [record("NodeSelectorTerm"), record("Node")], BOOL,
+        "Whether a node satisfies one NodeSelectorTerm; a term with no requirements matches nothing.")(term_matches)
 
 
-def _label_key_errors(key: str) -> list[str]:
-    parts = key.split("/")
-    if len(parts) > 2:
-        return ["a valid label key " + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
-    errs, name = [], parts[-1]
-    if len(parts) == 2:
-        prefix = parts[0]
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            if len(prefix.encode()) > 253:
-                errs.append("prefix part must be no more than 253 bytes")
-            if not re.fullmatch(_DNS1123_SUBDOMAIN_FMT, prefix):
-                errs.append("prefix part " + _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name.encode()) > 63:
-        errs.append("name part must be no more than 63 bytes")
-    if not re.fullmatch(_LABEL_KEY_FMT, name):
-        errs.append("name part " + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc"))
-    return errs
-
-
-def _label_value_errors(value: str) -> list[str]:
-    errs = ["must be no more than 63 bytes"] if len(value.encode()) > 63 else []
-    if not re.fullmatch(_LABEL_VALUE_FMT, value):
-        errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
-
-
-def _go_quote(s: str) -> str:
-    """Go's %q of a string."""
-    out = []
-    for ch in s:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif ch.isprintable():
-            out.append(ch)
-        else:
-            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x80 else
-                       f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}")
-    return '"' + "".join(out) + '"'
-
-
-def _go_json(values) -> str:
-    """Go's json.Marshal of a []string (nil when empty, as NewRequirement receives it)."""
-    if not values:
-        return "null"
-    text = json.dumps(list(values), separators=(",", ":"), ensure_ascii=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def _aggregate(errs: list[str]) -> str | None:
-    """utilerrors.NewAggregate(errs).Error(), repeated messages dropped."""
-    errs = list(dict.fromkeys(errs))
-    if not errs:
-        return None
-    return errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
-
-
-def _requirement_error(key: str, op: str, values) -> str | None:
-    errs = []
-    key_errs = _label_key_errors(key)
-    if key_errs:
-        errs.append(f"key: Invalid value: {_go_quote(key)}: {'; '.join(key_errs)}")
-    if op in ("In", "NotIn") and not values:
-        errs.append(f"values: Invalid value: {_go_json(values)}: for 'in', 'notin' operators, values set can't be empty")
-    if op in ("Exists", "DoesNotExist") and values:
-        errs.append(f"values: Invalid value: {_go_json(values)}: values set must be empty for exists and does not exist")
-    for i, v in enumerate(values):
-        value_errs = _label_value_errors(v)
-        if value_errs:
-            errs.append(f"values[{i}][{key}]: Invalid value: {_go_quote(v)}: {'; '.join(value_errs)}")
-    return _aggregate(errs)
-
-
-@builtin("label_selector_error", [record("LabelSelector")], STRING,
-         "Why metav1.LabelSelectorAsSelector rejects the selector (its error text), or null when it parses. "
-         "A null selector parses (it matches nothing). matchLabels are checked in key order.")
-def label_selector_error(selector):
-    if selector is None:
-        return None
-    for key in sorted(selector.match_labels):
-        err = _requirement_error(key, "=", (selector.match_labels[key],))
-        if err:
-            return err
-    for req in selector.match_expressions:
-        if req.operator not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            return f"{_go_quote(req.operator)} is not a valid label selector operator"
-        err = _requirement_error(req.key, req.operator, req.values)
-        if err:
-            return err
-    return None
-
-
-_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
-_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_INT64 = re.compile(r"^[+-]?[0-9]+$")
-
-
-def _valid_label_key(key: str) -> bool:
-    prefix, _, name = key.rpartition("/")
-    if "/" in key and (not prefix or len(prefix) > 253 or not _PREFIX.fullmatch(prefix)):
-        return False
-    return 0 < len(name) <= 63 and bool(_NAME.fullmatch(name))
-
-
-def _valid_label_value(value: str) -> bool:
-    return value == "" or (len(value) <= 63 and bool(_NAME.fullmatch(value)))
-
-
-def _requirement_valid(req) -> bool:
-    """labels.NewRequirement's validation: a bad requirement makes its whole term fail."""
-    return _valid_requirement(req.key, req.operator, tuple(req.values))
-
-
-@functools.lru_cache(maxsize=4096)     # a pod's terms are checked against every node
-def _valid_requirement(key: str, op: str, values: tuple) -> bool:
-    if not _valid_label_key(key):
-        return False
-    if op in ("In", "NotIn"):
-        return len(values) > 0 and all(_valid_label_value(v) for v in values)
-    if op in ("Exists", "DoesNotExist"):
-        return len(values) == 0
-    if op in ("Gt", "Lt"):
-        # The value must parse as an int64 and, like every requirement value, be a valid label value.
-        return len(values) == 1 and _int64(values[0]) is not None and _valid_label_value(values[0])
-    return False
-
-
-def _int64(text: str) -> int | None:
-    """strconv.ParseInt(text, 10, 64), or None where Go returns an error (syntax or range)."""
-    if not _INT64.fullmatch(text):
-        return None
-    n = int(text, 10)
-    return n if -(2 ** 63) <= n < 2 ** 63 else None
-
-
-def _requirement_matches(req, value: str | None) -> bool:
-    op = req.operator
-    if op == "In":
-        return value is not None and value in req.values
-    if op == "NotIn":
-        return value is None or value not in req.values
-    if op == "Exists":
-        return value is not None
-    if op == "DoesNotExist":
-        return value is None
-    if op in ("Gt", "Lt"):
-        have = _int64(value) if value is not None else None
-        bound = _int64(req.values[0]) if len(req.values) == 1 else None
-        if have is None or bound is None:
-            return False
-        return have > bound if op == "Gt" else have < bound
-    return False
-
-
-def _field_requirement_valid(req) -> bool:
-    return req.key == "metadata.name" and req.operator in ("In", "NotIn") and len(req.values) == 1
-
-
-@builtin("node_selector_term_matches", [record("NodeSelectorTerm"), record("Node")], BOOL,
-         "Whether a node satisfies one NodeSelectorTerm; a term with no requirements matches nothing.")
-def term_matches(term, node):
-    if term is None or (not term.match_expressions and not term.match_fields):
-        return False
-    labels = node.metadata.labels
-    for req in term.match_expressions:
-        if not _requirement_valid(req) or not _requirement_matches(req, labels.get(req.key)):
-            return False
-    if not node.metadata.name:
-        return all(_field_requirement_valid(r) for r in term.match_fields)
-    for req in term.match_fields:
-        if not _field_requirement_valid(req):
-            return False
-        if not _requirement_matches(req, node.metadata.name):
-            return False
-    return True
-
-
-@builtin("node_selector_matches", [record("NodeSelector"), record("Node")], BOOL,
-         "Whether a node satisfies a NodeSelector: any of its terms.")
-def node_selector_matches(selector, node):
-    if selector is None:
-        return True
-    return any(term_matches(t, node) for t in selector.node_selector_terms)
+builtin("node_selector_matches", [record("NodeSelector"), record("Node")], BOOL,
+        "Whether a node satisfies a NodeSelector: any of its terms.")(node_selector_matches)
 
 
 # ---- storage: look-ups the scheduler's listers and caches answer ---------------------
@@ -791,7 +559,7 @@ def _topology_terms_match(terms, labels):
         exprs = term.match_label_expressions
         if not exprs:
             continue
-        if any(_requirement_error(e.key, "In", e.values) for e in exprs):
+        if any(requirement_error(e.key, "In", e.values) for e in exprs):
             continue
         if all(e.key in labels and labels[e.key] in e.values for e in exprs):
             return True
@@ -821,7 +589,7 @@ def _trim(s):
 
 @builtin("go_quote", [STRING], STRING, "s quoted as Go's %q prints it.")
 def _go_quote_builtin(s):
-    return _go_quote(s or "")
+    return go_quote(s or "")
 
 
 def check_call(name: str, arg_types: list[Type]) -> tuple[Type | None, str | None]:

@@ -25,72 +25,78 @@ def _origin():
 
 # ---- expressions: names resolved, defs inlined, aggregates unified ------------------
 
+class _Memos:
+    """A slot for what ``by_identity`` functions answered about this node, outside its
+    attrs fields (so not in equality, hashing, repr or evolve)."""
+    __slots__ = ("_memos",)
+
+
 @attrs.frozen
-class Const:
+class Const(_Memos):
     value: object
 
 
 @attrs.frozen
-class Var:
+class Var(_Memos):
     """A scope (pod, node, cluster, params, feasible, score, scores) or a local (unique name)."""
     name: str
 
 
 @attrs.frozen
-class GetField:
+class GetField(_Memos):
     target: "IR"
     name: str  # the API field name
 
 
 @attrs.frozen
-class GetIndex:
+class GetIndex(_Memos):
     target: "IR"
     key: "IR"
 
 
 @attrs.frozen
-class Op:
+class Op(_Memos):
     op: str
     left: "IR"
     right: "IR"
 
 
 @attrs.frozen
-class Not:
+class Not(_Memos):
     operand: "IR"
 
 
 @attrs.frozen
-class Neg:
+class Neg(_Memos):
     operand: "IR"
 
 
 @attrs.frozen
-class Cond:
+class Cond(_Memos):
     cond: "IR"
     then: "IR"
     else_: "IR"
 
 
 @attrs.frozen
-class MakeList:
+class MakeList(_Memos):
     items: tuple
 
 
 @attrs.frozen
-class MakeMap:
+class MakeMap(_Memos):
     keys: tuple
     values: tuple
 
 
 @attrs.frozen
-class Format:
+class Format(_Memos):
     """String interpolation: parts are str or IR."""
     parts: tuple
 
 
 @attrs.frozen
-class Comp:
+class Comp(_Memos):
     """kind ∈ list any all count sum min max first group, over ``source`` binding ``var``."""
     kind: str
     var: str
@@ -101,7 +107,7 @@ class Comp:
 
 
 @attrs.frozen
-class Fold:
+class Fold(_Memos):
     acc: str
     init: "IR"
     var: str
@@ -110,13 +116,13 @@ class Fold:
 
 
 @attrs.frozen
-class CallBuiltin:
+class CallBuiltin(_Memos):
     name: str
     args: tuple
 
 
 @attrs.frozen
-class Bind:
+class Bind(_Memos):
     """An inlined def: its parameters (renamed to be unique) bound to the arguments."""
     names: tuple
     values: tuple
@@ -132,17 +138,23 @@ IR_TYPES = IR.__args__
 
 def by_identity(fn):
     """fn memoised per IR object (and per value of any further, hashable arguments): each is
-    asked about once per subtree that holds it."""
-    memo: dict[tuple, tuple] = {}
-
+    asked about once per subtree that holds it. The answers are kept on the object itself
+    (``_Memos``), so they live exactly as long as it: a plan compiled and dropped takes its
+    answers with it, however many plans a process compiles."""
     def run(ir, *more):
-        key = (id(ir), *more)
-        hit = memo.get(key)
-        if hit is not None and hit[0] is ir:
-            return hit[1]
-        out = fn(ir, *more)
-        memo[key] = (ir, out)
-        return out
+        key = (run, *more) if more else run
+        try:
+            memo = ir._memos
+        except AttributeError:      # not yet asked about anything (or not a plan node)
+            if not isinstance(ir, _Memos):
+                return fn(ir, *more)
+            memo = {}
+            object.__setattr__(ir, "_memos", memo)
+        try:
+            return memo[key]
+        except KeyError:
+            out = memo[key] = fn(ir, *more)
+            return out
     return run
 
 

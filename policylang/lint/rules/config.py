@@ -6,7 +6,7 @@ import difflib
 
 from ...config import API_VERSIONS, POINTS
 from ...plugins import registry
-from ..catalogue import rule
+from ..registry import rule
 
 # Extension points whose plugins we know exactly, and who implements them.
 POINT_NEEDS = {"filter": "filter", "preFilter": "filter", "score": "score", "preScore": "score",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ... import ast
 from ...format import expr as show
-from ..catalogue import rule
+from ..registry import rule
 from ..sched_ast import BLOCKS, NotConstant, children, decl_exprs, fold, fold_bool, head_span
 
 CONTRADICTION = rule(

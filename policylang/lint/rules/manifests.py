@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...cluster.quantity import QuantityError, parse_quantity
-from ..catalogue import rule
+from ..registry import rule
 
 POD_HEAD = """
 apiVersion: v1

@@ -3,7 +3,7 @@ alone knows which suppressions were used."""
 
 from __future__ import annotations
 
-from ..catalogue import rule
+from ..registry import rule
 
 UNUSED_SUPPRESSION = rule(
     "S307", "unused-suppression", "style", "warning", fixable=True,

@@ -7,7 +7,7 @@ import re
 from ... import ast
 from ...program import Program
 from .. import edits
-from ..catalogue import rule
+from ..registry import rule
 from ..sched_ast import BLOCKS, calls, children, decl_exprs, free_names, name_span, stmt_exprs, walk
 
 UNUSED_LET = rule(

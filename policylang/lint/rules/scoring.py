@@ -10,7 +10,7 @@ from ...config import profile_source
 from ...diagnostics import InputError, PolicyError
 from ...parse import parse
 from ...plugins import registry
-from ..catalogue import rule
+from ..registry import rule
 from ..sched_ast import const_int, head_span, name_span
 from .config import plugin_entries, profiles
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ... import ast
-from ..catalogue import rule
+from ..registry import rule
 
 VAGUE_REASON = rule(
     "S305", "vague-reason", "style", "warning",
