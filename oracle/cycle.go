@@ -226,7 +226,7 @@ func (w *world) schedule(pod *v1.Pod, opts cycleOptions) (*decision, error) {
 	if len(feasible) == 0 {
 		fitErr := &framework.FitError{Pod: pod, NumAllNodes: len(allNodes), Diagnosis: diagnosis}
 		d.FitError = strp(fitErr.Error())
-		if opts.preemption && pf.HasPostFilterPlugins() {
+		if pf.HasPostFilterPlugins() {
 			recorder := &victimRecorder{}
 			w.client.PrependReactor("delete", "pods", recorder.react)
 			result, status := pf.RunPostFilterPlugins(ctx, state, pod, diagnosis.NodeToStatus)

@@ -189,7 +189,7 @@ func run(sc scenario) (*evalDoc, error) {
 		}
 		admitPriority(pod, objects)
 		all := append(append([]runtime.Object{}, objects...), pod)
-		w, err := newWorld(all, cfg)
+		w, err := newWorld(all, cfg, opts.preemption)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,98 @@
+"""Differential tests: policylang's default profile against kube-scheduler v1.35's own
+framework (the oracle, oracle/), on clusters and pods drawn by tests/strategies.py.
+
+Each property decides the same scenario both ways and asserts that everything
+:func:`oracle.comparable` keeps is identical. The examples per property follow the Hypothesis
+profile (conftest.py): ``ci`` runs at least 200 of them, ``thorough`` 5,000.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from functools import lru_cache
+
+import pytest
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
+
+import strategies as S
+from kube_oracle import Oracle, OracleUnavailable, comparable, oracle_binary, required
+from policylang import Executable, load_plans, schedule
+from policylang.report import decision_json
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    try:
+        binary = oracle_binary()
+    except OracleUnavailable as err:
+        if required():
+            pytest.fail(f"POLICYLANG_REQUIRE_ORACLE is set, but: {err}")
+        pytest.skip(str(err).splitlines()[0])
+    o = Oracle(binary)
+    yield o
+    o.close()
+
+
+@lru_cache(maxsize=None)
+def default_profile() -> Executable:
+    return Executable(load_plans()["default-scheduler"])
+
+
+def policylang_result(cluster: S.Cluster, pod: dict, preemption: bool = True) -> dict:
+    decision = schedule(default_profile(), cluster.state(), S.structure(pod), preemption=preemption)
+    return json.loads(json.dumps(decision_json(decision)))
+
+
+def oracle_result(oracle: Oracle, cluster: S.Cluster, pod: dict, preemption: bool = True) -> dict:
+    doc = oracle.run([copy.deepcopy(o) for o in (*cluster.nodes, *cluster.pods)], [copy.deepcopy(pod)],
+                     preemption=preemption)
+    (result,) = doc["results"]
+    return result
+
+
+def assert_same(oracle: Oracle, cluster: S.Cluster, pod: dict, preemption: bool = True) -> None:
+    note(json.dumps({"objects": [*cluster.nodes, *cluster.pods], "pod": pod}))
+    ours = comparable(policylang_result(cluster, pod, preemption))
+    theirs = comparable(oracle_result(oracle, cluster, pod, preemption))
+    for key in theirs:
+        if key != "nodes":
+            assert ours[key] == theirs[key], key
+    for name, node in theirs["nodes"].items():
+        assert ours["nodes"].get(name) == node, name
+    assert ours == theirs
+
+
+@st.composite
+def cases(draw, affinity: bool = True, preemptor: bool = False):
+    """A cluster and a pending pod for it; a ``preemptor`` has a high priority, so that
+    preemption finds victims among the bound pods."""
+    cluster = draw(S.clusters(min_nodes=1, affinity=affinity))
+    pod = draw(S.pods("pending-0", tuple(cluster.node_names), affinity=affinity))
+    if preemptor:
+        pod["spec"]["priority"] = draw(st.integers(500, 2000))
+    return cluster, pod
+
+
+def examples(factor: int):
+    """``factor`` times the profile's examples: 40 each in ``ci`` (200 over this module),
+    1,000 in ``thorough`` (5,000)."""
+    return settings(max_examples=settings.default.max_examples * factor)
+
+
+@given(cases())
+@examples(2)
+def test_single_cycle(oracle, case):
+    """PreFilter, Filter and Score, and DynamicResources' PostFilter: feasible set, failures,
+    scores, totals, best node, FitError text and message."""
+    cluster, pod = case
+    assert_same(oracle, cluster, pod, preemption=False)
+
+
+@given(cases(preemptor=True))
+@examples(2)
+def test_single_cycle_with_preemption(oracle, case):
+    """The same, with DefaultPreemption: its message, the nominated node and the victims."""
+    cluster, pod = case
+    assert_same(oracle, cluster, pod, preemption=True)
