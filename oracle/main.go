@@ -39,6 +39,7 @@ type scenario struct {
 	Config     string            `json:"config"`
 	Preemption *bool             `json:"preemption"`
 	Percentage *int32            `json:"percentage"`
+	Mode       string            `json:"mode"` // eval (the default) or simulate
 }
 
 type multiFlag []string
@@ -121,6 +122,12 @@ func serveLines() {
 			var doc any
 			if jerr := json.Unmarshal(line, &sc); jerr != nil {
 				doc = map[string]string{"error": jerr.Error()}
+			} else if sc.Mode == "simulate" {
+				if d, rerr := simulate(sc); rerr != nil {
+					doc = map[string]string{"error": rerr.Error()}
+				} else {
+					doc = d
+				}
 			} else if d, rerr := run(sc); rerr != nil {
 				doc = map[string]string{"error": rerr.Error()}
 			} else {

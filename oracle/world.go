@@ -54,6 +54,9 @@ type world struct {
 	nextStart  int // the rotating index findNodesThatPassFilters starts from
 	percentage *int32
 	globalPct  *int32
+	objects    []runtime.Object
+	bound      map[podRef]*v1.Pod // pods bound during a simulation
+	lastState  fwk.CycleState     // the last cycle's state, for Reserve
 }
 
 // newWorld: without preemption, DefaultPreemption is disabled at PostFilter (other PostFilter
@@ -61,7 +64,8 @@ type world struct {
 func newWorld(objects []runtime.Object, cfg *schedulerapi.KubeSchedulerConfiguration, preemption bool) (*world, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	logger := klog.FromContext(ctx)
-	w := &world{ctx: ctx, cancel: cancel, nominator: newNominator(), profiles: map[string]*profileFramework{}}
+	w := &world{ctx: ctx, cancel: cancel, nominator: newNominator(), profiles: map[string]*profileFramework{},
+		objects: objects, bound: map[podRef]*v1.Pod{}}
 	w.client = fake.NewClientset(objects...)
 	informerFactory := informers.NewSharedInformerFactory(w.client, 0)
 	w.snapshot = internalcache.NewEmptySnapshot()

@@ -45,9 +45,11 @@ class Oracle:
         self._lock = threading.Lock()
 
     def run(self, objects: list, pods: list, config: str = "", preemption: bool = True,
-            percentage: "int | None" = None) -> dict:
+            percentage: "int | None" = None, mode: str = "eval") -> dict:
+        """One scenario: ``eval`` decides each pod on its own (policylang/eval/v1), ``simulate``
+        places them one after another (policylang/simulate/v1)."""
         scenario = {"objects": objects, "pods": pods, "config": config, "preemption": preemption,
-                    "percentage": percentage}
+                    "percentage": percentage, "mode": mode}
         with self._lock:
             self._proc.stdin.write(json.dumps(scenario) + "\n")
             self._proc.stdin.flush()

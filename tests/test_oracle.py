@@ -96,3 +96,49 @@ def test_single_cycle_with_preemption(oracle, case):
     """The same, with DefaultPreemption: its message, the nominated node and the victims."""
     cluster, pod = case
     assert_same(oracle, cluster, pod, preemption=True)
+
+
+# ---- batches: each pod bound before the next -------------------------------------------------
+
+@st.composite
+def batches(draw):
+    """A cluster and a few pending pods, some with a high priority (so that later pods find
+    the earlier ones placed, and preemption finds victims)."""
+    cluster = draw(S.clusters(min_nodes=1, max_nodes=4, max_pods=4))
+    pods = []
+    for i in range(draw(st.integers(2, 5))):
+        pod = draw(S.pods(f"pending-{i}", (), affinity=True))
+        if draw(st.booleans()):
+            pod["spec"]["priority"] = draw(st.integers(500, 2000))
+        pods.append(pod)
+    return cluster, pods
+
+
+def simulate_comparable(doc: dict) -> dict:
+    return {
+        "placements": [{**p, "victims": sorted((v["namespace"], v["name"]) for v in p["victims"])}
+                       for p in doc["placements"]],
+        "summary": doc["summary"],
+    }
+
+
+def policylang_simulation(cluster: S.Cluster, pods: list) -> dict:
+    from policylang.report import simulate_json
+    from policylang.simulate import simulate
+
+    state = cluster.state()
+    placements = simulate({"default-scheduler": default_profile()}, state, [S.structure(p) for p in pods])
+    return json.loads(simulate_json(placements, state))
+
+
+@given(batches())
+@examples(1)
+def test_batch(oracle, case):
+    """simulate: the queue's order, each placement (node, message, nominated node, victims)
+    with every earlier pod bound, and the utilisation at the end."""
+    cluster, pods = case
+    note(json.dumps({"objects": [*cluster.nodes, *cluster.pods], "pods": pods}))
+    ours = simulate_comparable(policylang_simulation(cluster, pods))
+    theirs = simulate_comparable(oracle.run([*cluster.nodes, *cluster.pods], pods, mode="simulate"))
+    assert ours["placements"] == theirs["placements"]
+    assert ours["summary"] == theirs["summary"]
