@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -195,8 +194,7 @@ func run(sc scenario) (*evalDoc, error) {
 			continue
 		}
 		admitPriority(pod, objects)
-		all := append(append([]runtime.Object{}, objects...), pod)
-		w, err := newWorld(all, cfg, opts.preemption)
+		w, err := newWorld(objects, []*v1.Pod{pod}, cfg, opts.preemption)
 		if err != nil {
 			return nil, err
 		}

@@ -10,7 +10,6 @@ import (
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 )
 
@@ -89,11 +88,7 @@ func simulate(sc scenario) (*simulateDoc, error) {
 		}
 	}
 	preemption := sc.Preemption == nil || *sc.Preemption
-	all := append([]runtime.Object{}, objects...)
-	for _, p := range pending {
-		all = append(all, p)
-	}
-	w, err := newWorld(all, cfg, preemption)
+	w, err := newWorld(objects, pending, cfg, preemption)
 	if err != nil {
 		return nil, err
 	}

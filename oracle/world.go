@@ -61,12 +61,17 @@ type world struct {
 
 // newWorld: without preemption, DefaultPreemption is disabled at PostFilter (other PostFilter
 // plugins, DynamicResources', still run), as a profile would disable it.
-func newWorld(objects []runtime.Object, cfg *schedulerapi.KubeSchedulerConfiguration, preemption bool) (*world, error) {
+// The pending pods are in the clientset only: the cache holds what the dump holds.
+func newWorld(objects []runtime.Object, pending []*v1.Pod, cfg *schedulerapi.KubeSchedulerConfiguration, preemption bool) (*world, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	logger := klog.FromContext(ctx)
 	w := &world{ctx: ctx, cancel: cancel, nominator: newNominator(), profiles: map[string]*profileFramework{},
 		objects: objects, bound: map[podRef]*v1.Pod{}}
-	w.client = fake.NewClientset(objects...)
+	inClient := append([]runtime.Object{}, objects...)
+	for _, p := range pending {
+		inClient = append(inClient, p)
+	}
+	w.client = fake.NewClientset(inClient...)
 	informerFactory := informers.NewSharedInformerFactory(w.client, 0)
 	w.snapshot = internalcache.NewEmptySnapshot()
 
