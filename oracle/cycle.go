@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/parallelize"
@@ -150,6 +151,9 @@ func (w *world) schedule(pod *v1.Pod, opts cycleOptions) (*decision, error) {
 		d.Message = strp(noNodesAvailable)
 		return d, nil
 	}
+	if err := w.cache.UpdateSnapshot(klog.FromContext(ctx), w.snapshot); err != nil {
+		return nil, err
+	}
 	allNodes, err := w.snapshot.NodeInfos().List()
 	if err != nil {
 		return nil, err
@@ -161,6 +165,7 @@ func (w *world) schedule(pod *v1.Pod, opts cycleOptions) (*decision, error) {
 	sort.Strings(names)
 
 	state := framework.NewCycleState()
+	w.lastState = state
 	state.Write(framework.PodsToActivateKey, framework.NewPodsToActivate())
 	diagnosis := framework.Diagnosis{NodeToStatus: framework.NewDefaultNodeToStatus()}
 
@@ -226,7 +231,7 @@ func (w *world) schedule(pod *v1.Pod, opts cycleOptions) (*decision, error) {
 	if len(feasible) == 0 {
 		fitErr := &framework.FitError{Pod: pod, NumAllNodes: len(allNodes), Diagnosis: diagnosis}
 		d.FitError = strp(fitErr.Error())
-		if opts.preemption && pf.HasPostFilterPlugins() {
+		if pf.HasPostFilterPlugins() {
 			recorder := &victimRecorder{}
 			w.client.PrependReactor("delete", "pods", recorder.react)
 			result, status := pf.RunPostFilterPlugins(ctx, state, pod, diagnosis.NodeToStatus)

@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -39,6 +38,7 @@ type scenario struct {
 	Config     string            `json:"config"`
 	Preemption *bool             `json:"preemption"`
 	Percentage *int32            `json:"percentage"`
+	Mode       string            `json:"mode"` // eval (the default) or simulate
 }
 
 type multiFlag []string
@@ -121,6 +121,12 @@ func serveLines() {
 			var doc any
 			if jerr := json.Unmarshal(line, &sc); jerr != nil {
 				doc = map[string]string{"error": jerr.Error()}
+			} else if sc.Mode == "simulate" {
+				if d, rerr := simulate(sc); rerr != nil {
+					doc = map[string]string{"error": rerr.Error()}
+				} else {
+					doc = d
+				}
 			} else if d, rerr := run(sc); rerr != nil {
 				doc = map[string]string{"error": rerr.Error()}
 			} else {
@@ -188,8 +194,7 @@ func run(sc scenario) (*evalDoc, error) {
 			continue
 		}
 		admitPriority(pod, objects)
-		all := append(append([]runtime.Object{}, objects...), pod)
-		w, err := newWorld(all, cfg)
+		w, err := newWorld(objects, []*v1.Pod{pod}, cfg, opts.preemption)
 		if err != nil {
 			return nil, err
 		}

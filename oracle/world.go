@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -16,6 +17,7 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -25,6 +27,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
@@ -51,13 +54,24 @@ type world struct {
 	nextStart  int // the rotating index findNodesThatPassFilters starts from
 	percentage *int32
 	globalPct  *int32
+	objects    []runtime.Object
+	bound      map[podRef]*v1.Pod // pods bound during a simulation
+	lastState  fwk.CycleState     // the last cycle's state, for Reserve
 }
 
-func newWorld(objects []runtime.Object, cfg *schedulerapi.KubeSchedulerConfiguration) (*world, error) {
+// newWorld: without preemption, DefaultPreemption is disabled at PostFilter (other PostFilter
+// plugins, DynamicResources', still run), as a profile would disable it.
+// The pending pods are in the clientset only: the cache holds what the dump holds.
+func newWorld(objects []runtime.Object, pending []*v1.Pod, cfg *schedulerapi.KubeSchedulerConfiguration, preemption bool) (*world, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	logger := klog.FromContext(ctx)
-	w := &world{ctx: ctx, cancel: cancel, nominator: newNominator(), profiles: map[string]*profileFramework{}}
-	w.client = fake.NewClientset(objects...)
+	w := &world{ctx: ctx, cancel: cancel, nominator: newNominator(), profiles: map[string]*profileFramework{},
+		objects: objects, bound: map[podRef]*v1.Pod{}}
+	inClient := append([]runtime.Object{}, objects...)
+	for _, p := range pending {
+		inClient = append(inClient, p)
+	}
+	w.client = fake.NewClientset(inClient...)
 	informerFactory := informers.NewSharedInformerFactory(w.client, 0)
 	w.snapshot = internalcache.NewEmptySnapshot()
 
@@ -86,7 +100,11 @@ func newWorld(objects []runtime.Object, cfg *schedulerapi.KubeSchedulerConfigura
 
 	w.globalPct = cfg.PercentageOfNodesToScore
 	for i := range cfg.Profiles {
-		prof := &cfg.Profiles[i]
+		prof := cfg.Profiles[i].DeepCopy()
+		if !preemption {
+			prof.Plugins.PostFilter.Disabled = append(prof.Plugins.PostFilter.Disabled,
+				schedulerapi.Plugin{Name: names.DefaultPreemption})
+		}
 		pf := &profileFramework{plugins: map[string]fwk.Plugin{}, weights: map[string]int64{}}
 		var mu sync.Mutex
 		registry := frameworkruntime.Registry{}
@@ -111,6 +129,8 @@ func newWorld(objects []runtime.Object, cfg *schedulerapi.KubeSchedulerConfigura
 			frameworkruntime.WithParallelism(1),
 			frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
 			frameworkruntime.WithSharedCSIManager(csiManager),
+			frameworkruntime.WithEventRecorder(&events.FakeRecorder{}),
+			frameworkruntime.WithPodActivator(noActivator{}),
 		)
 		if err != nil {
 			cancel()
@@ -125,7 +145,7 @@ func newWorld(objects []runtime.Object, cfg *schedulerapi.KubeSchedulerConfigura
 	}
 
 	informerFactory.Start(ctx.Done())
-	informerFactory.WaitForCacheSync(ctx.Done())
+	waitForSync(informerFactory)
 
 	// The cache, in the dump's order: the node tree keeps nodes as they arrive.
 	w.cache = internalcache.New(ctx, 0, nil)
@@ -167,6 +187,28 @@ func (w *world) close() {
 	}
 	w.cancel()
 }
+
+// waitForSync is WaitForCacheSync polling every millisecond instead of every 100: a fake
+// clientset's informers sync at once, and a scenario should not wait for the poll.
+func waitForSync(factory informers.SharedInformerFactory) {
+	closed := make(chan struct{})
+	close(closed)
+	for {
+		synced := true
+		for _, ok := range factory.WaitForCacheSync(closed) {
+			synced = synced && ok
+		}
+		if synced {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// noActivator: there is no queue to move pods in.
+type noActivator struct{}
+
+func (noActivator) Activate(klog.Logger, map[string]*v1.Pod) {}
 
 // nominator: the scheduling queue's record of pods nominated to nodes (by preemption), which
 // RunFilterPluginsWithNominatedPods counts on a node when they are of at least the pod's priority.

@@ -1,0 +1,199 @@
+package main
+
+// Simulating a batch (policylang/simulate/v1): the pending pods in PrioritySort's order, each
+// decided against the cache as the pods before it left it. A pod that fits is reserved (the
+// Reserve plugins) and assumed into the cache, as schedulingCycle does before binding; when
+// preemption nominates a node, its victims leave the cache and the pod is tried again at once,
+// nominated to that node, as the next cycle would try it once the deletions arrive.
+
+import (
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+)
+
+const simulateSchema = "policylang/simulate/v1"
+
+type placement struct {
+	Pod           podRef   `json:"pod"`
+	Node          *string  `json:"node"`
+	Message       *string  `json:"message"`
+	NominatedNode *string  `json:"nominated_node"`
+	Victims       []podRef `json:"victims"`
+}
+
+type ratio struct {
+	Requested   int64 `json:"requested"`
+	Allocatable int64 `json:"allocatable"`
+}
+
+type usage map[string]*ratio
+
+type simulateDoc struct {
+	Schema     string      `json:"schema"`
+	Placements []placement `json:"placements"`
+	Summary    struct {
+		Pods          int `json:"pods"`
+		Scheduled     int `json:"scheduled"`
+		Unschedulable int `json:"unschedulable"`
+		Skipped       int `json:"skipped"`
+		Preempted     int `json:"preempted"`
+		Utilisation   struct {
+			Nodes map[string]usage `json:"nodes"`
+			Zones map[string]usage `json:"zones"`
+		} `json:"utilisation"`
+	} `json:"summary"`
+}
+
+const gpu = "nvidia.com/gpu"
+
+// queueOrder: PrioritySort's Less (priority, then the time the pod entered the queue: its
+// creation, then the order given).
+func queueOrder(pods []*v1.Pod) []*v1.Pod {
+	out := append([]*v1.Pod(nil), pods...)
+	sort.SliceStable(out, func(i, j int) bool {
+		pi, pj := *out[i].Spec.Priority, *out[j].Spec.Priority
+		if pi != pj {
+			return pi > pj
+		}
+		return out[i].CreationTimestamp.Before(&out[j].CreationTimestamp)
+	})
+	return out
+}
+
+func simulate(sc scenario) (*simulateDoc, error) {
+	cfg, err := loadConfig(sc.Config)
+	if err != nil {
+		return nil, err
+	}
+	objects, err := decodeObjects(sc.Objects)
+	if err != nil {
+		return nil, err
+	}
+	podObjects, err := decodeObjects(sc.Pods)
+	if err != nil {
+		return nil, err
+	}
+	var pending []*v1.Pod
+	for _, obj := range podObjects {
+		if pod, ok := obj.(*v1.Pod); ok {
+			admitPriority(pod, objects)
+			pending = append(pending, pod)
+		}
+	}
+	for _, obj := range objects {
+		if pod, ok := obj.(*v1.Pod); ok {
+			admitPriority(pod, objects)
+		}
+	}
+	preemption := sc.Preemption == nil || *sc.Preemption
+	w, err := newWorld(objects, pending, cfg, preemption)
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	w.percentage = sc.Percentage
+	logger := klog.FromContext(w.ctx)
+	doc := &simulateDoc{Schema: simulateSchema, Placements: []placement{}}
+	opts := cycleOptions{preemption: preemption}
+	for _, pod := range queueOrder(pending) {
+		pl := placement{Pod: podRef{pod.Namespace, pod.Name}, Victims: []podRef{}}
+		pf, _, perr := w.profileFor(pod, false)
+		if perr != nil {
+			pl.Message = strp("no profile for schedulerName \"" + pod.Spec.SchedulerName + "\"")
+			doc.Placements = append(doc.Placements, pl)
+			doc.Summary.Skipped++
+			continue
+		}
+		d, err := w.schedule(pod, opts)
+		if err != nil {
+			return nil, err
+		}
+		if d.Selected == nil && d.NominatedNode != nil {
+			pl.NominatedNode = d.NominatedNode
+			for _, v := range *d.Victims {
+				pl.Victims = append(pl.Victims, v)
+				if victim := w.podByRef(v); victim != nil {
+					_ = w.cache.RemovePod(logger, victim)
+				}
+			}
+			pod = pod.DeepCopy()
+			pod.Status.NominatedNodeName = *d.NominatedNode
+			if d, err = w.schedule(pod, opts); err != nil {
+				return nil, err
+			}
+		}
+		if d.Selected != nil {
+			node := *d.Selected
+			assumed := pod.DeepCopy()
+			assumed.Spec.NodeName = node
+			assumed.Status.NominatedNodeName = ""
+			if err := w.cache.AssumePod(logger, assumed); err != nil {
+				return nil, err
+			}
+			if st := pf.RunReservePluginsReserve(w.ctx, w.lastState, assumed, node); !st.IsSuccess() {
+				return nil, st.AsError()
+			}
+			if err := w.cache.FinishBinding(logger, assumed); err != nil {
+				return nil, err
+			}
+			w.nominator.DeleteNominatedPodIfExists(pod)
+			w.bound[podRef{pod.Namespace, pod.Name}] = assumed
+			pl.Node = strp(node)
+			doc.Summary.Scheduled++
+		} else {
+			pl.Message = d.Message
+			doc.Summary.Unschedulable++
+		}
+		doc.Summary.Preempted += len(pl.Victims)
+		doc.Placements = append(doc.Placements, pl)
+	}
+	doc.Summary.Pods = len(doc.Placements)
+	if err := w.cache.UpdateSnapshot(logger, w.snapshot); err != nil {
+		return nil, err
+	}
+	doc.Summary.Utilisation.Nodes, doc.Summary.Utilisation.Zones = w.utilisation()
+	return doc, nil
+}
+
+// utilisation: requested / allocatable cpu (millicores), memory (bytes), pods and GPUs, per
+// node and per zone, from the cache's NodeInfos.
+func (w *world) utilisation() (map[string]usage, map[string]usage) {
+	nodes, zones := map[string]usage{}, map[string]usage{}
+	infos, _ := w.snapshot.NodeInfos().List()
+	for _, ni := range infos {
+		req, alloc := ni.GetRequested(), ni.GetAllocatable()
+		u := usage{
+			"cpu":    {req.GetMilliCPU(), alloc.GetMilliCPU()},
+			"memory": {req.GetMemory(), alloc.GetMemory()},
+			"pods":   {int64(len(ni.GetPods())), int64(alloc.GetAllowedPodNumber())},
+			"gpu":    {req.GetScalarResources()[gpu], alloc.GetScalarResources()[gpu]},
+		}
+		nodes[ni.Node().Name] = u
+		zone := ni.Node().Labels[v1.LabelTopologyZone]
+		z, ok := zones[zone]
+		if !ok {
+			z = usage{"cpu": {}, "memory": {}, "pods": {}, "gpu": {}}
+			zones[zone] = z
+		}
+		for k, r := range u {
+			z[k].Requested += r.Requested
+			z[k].Allocatable += r.Allocatable
+		}
+	}
+	return nodes, zones
+}
+
+// podByRef: a pod in the cache (from the dump, or bound earlier in the batch).
+func (w *world) podByRef(ref podRef) *v1.Pod {
+	if p, ok := w.bound[ref]; ok {
+		return p
+	}
+	for _, obj := range w.objects {
+		if p, ok := obj.(*v1.Pod); ok && p.Namespace == ref.Namespace && p.Name == ref.Name && p.Spec.NodeName != "" {
+			return p
+		}
+	}
+	return nil
+}
