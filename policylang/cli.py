@@ -123,6 +123,9 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument("profile", nargs="?", metavar="PATH|NAME")
     pl.add_argument("--config", metavar="PATH", help="a KubeSchedulerConfiguration file")
     pl.add_argument("--source", action="store_true", help="with --config: print the generated .sched source")
+    pl.add_argument("--vector", action="store_true",
+                    help="under each step, what the vector executor's passes decided about it (kept per node, "
+                         "keyed by what, run as a batch)")
     pl.set_defaults(run=cmd_plan)
 
     f = sub.add_parser("fmt", help="rewrite .sched files in the canonical layout")
@@ -309,8 +312,11 @@ def cmd_plan(args) -> int:
             raise InputError("--source goes with --config")
         print(config_source(args.config), end="")
         return 0
+    notes = None
+    if args.vector:
+        from .run.vector.passes import describe as notes
     for plan in load_plans(args.profile, args.config).values():
-        print(plan_text(plan))
+        print(plan_text(plan, notes))
     return 0
 
 

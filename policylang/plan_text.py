@@ -9,7 +9,10 @@ _PRECEDENCE = {"or": 1, "and": 2, "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=
                "??": 5, "+": 6, "-": 6, "*": 7, "/": 7, "%": 7}
 
 
-def plan_text(plan: P.Plan) -> str:
+def plan_text(plan: P.Plan, notes=None) -> str:
+    """The plan, one line per step; ``notes(ir, per_node) -> lines``, when given, adds lines of
+    its own under each step's expression (`policylang plan --vector`: what the vector executor's passes
+    decided)."""
     lines = [f"profile {plan.profile}"]
     if plan.percentage_of_nodes_to_score is not None:
         lines.append(f"  percentage_of_nodes_to_score {plan.percentage_of_nodes_to_score}")
@@ -19,25 +22,46 @@ def plan_text(plan: P.Plan) -> str:
         lines.append(f"  plugin {plugin.name}  weight {plugin.weight}  [{', '.join(points) or 'no-op'}]")
         for f in plugin.filters:
             lines.append(f"    filter {f.name}")
-            _stage(lines, "once per pod (PreFilter)", f.pod_steps, pod=True)
-            _stage(lines, "per node (Filter)", f.node_steps)
+            _stage(lines, "once per pod (PreFilter)", f.pod_steps, pod=True, notes=notes)
+            _stage(lines, "per node (Filter)", f.node_steps, notes=notes, per_node=True)
         if plugin.score is not None:
             s = plugin.score
             lines.append(f"    score {s.name}")
-            _stage(lines, "once per pod (PreScore)", s.pod_steps)
-            _stage(lines, "once per pod, after filtering (PreScore)", s.feasible_steps)
-            _stage(lines, "per feasible node (Score)", s.node_steps + (("value", s.value),))
+            _stage(lines, "once per pod (PreScore)", s.pod_steps, notes=notes)
+            _stage(lines, "once per pod, after filtering (PreScore)", s.feasible_steps, notes=notes)
+            _stage(lines, "per feasible node (Score)", s.node_steps + (("value", s.value),), notes=notes,
+                   per_node=True)
             normalize = s.normalize if s.normalize_expr is None else f"with {expr_text(s.normalize_expr)}"
             lines.append(f"      across nodes (NormalizeScore): {normalize}")
+            if notes is not None and s.normalize_expr is not None:
+                _notes(lines, notes, s.normalize_expr, True)
     return "\n".join(lines)
 
 
-def _stage(lines: list[str], title: str, steps, pod: bool = False) -> None:
+def _stage(lines: list[str], title: str, steps, pod: bool = False, notes=None, per_node: bool = False) -> None:
     if not steps:
         return
     lines.append(f"      {title}:")
     for step in steps:
         lines.append(f"        {_step(step, pod)}")
+        if notes is not None:
+            _notes(lines, notes, _expr(step), per_node)
+
+
+def _notes(lines: list[str], notes, ir, per_node: bool) -> None:
+    for i, note in enumerate(notes(ir, per_node)):
+        lines.append(f"          {'vector: ' if i == 0 else '  '}{note}")
+
+
+def _expr(step):
+    """The expression a step evaluates (a reject's condition; its reason is text)."""
+    if isinstance(step, tuple):
+        return step[1]
+    if isinstance(step, P.LetStep):
+        return step.expr
+    if isinstance(step, P.RestrictStep):
+        return step.names
+    return step.cond
 
 
 def _step(step, pod: bool = False) -> str:

@@ -67,6 +67,20 @@ def test_plan_prints_stages(capsys):
     assert "once per pod (PreFilter):" in out and "per node (Filter):" in out
 
 
+def test_plan_vector_prints_what_the_passes_decided(capsys):
+    """Under each step, what the vector executor's passes decided: a filter over the node's
+    taints is kept per node for good, keyed by the taints and the pod's tolerations; a pod-stage
+    let runs once."""
+    code, out, _ = run(capsys, "plan", "--vector")
+    assert code == 0
+    lines = out.splitlines()
+    reject = next(i for i, line in enumerate(lines) if "reject when any(t in node.spec.taints" in line)
+    assert lines[reject + 1].strip() == ("vector: kept per node for good, by node.spec.taints, tolerations; "
+                                        "when nothing varies, as a batch of its members")
+    let = lines.index("        let tolerations = pod.spec.tolerations")
+    assert lines[let + 1].strip() == "vector: once, by the reference interpreter"
+
+
 BROKEN_POLICY = "policy P\nfilter f {\n    reject when pod.spec.nodeNme != \"\" reason \"x\"\n}\n"
 
 

@@ -1,5 +1,5 @@
 """The vector executor's own workings (that it decides as the reference does is
-tests/test_executors.py): who keeps its caches."""
+tests/test_executors.py): who keeps its caches, and what its passes decide."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import weakref
 import strategies as S
 from policylang import Executable, load_plans, schedule
 from policylang.cluster.state import ClusterState
+from policylang import plan as P
 from policylang.run.vector.cache import NodeCache
+from policylang.run.vector.passes import PASSES, annotate
 
 
 def _nodes(k: int) -> list:
@@ -39,3 +41,33 @@ def test_the_vector_executor_keeps_its_caches_itself_and_lets_a_state_go():
     del state
     gc.collect()
     assert gone() is None and cache_gone() is None
+
+
+def _expr(text: str):
+    """The IR of ``let value = <text>`` in a filter's per-node steps."""
+    from policylang import check, compile_all, load_program
+
+    source = ("policy Team\n\nfilter team {\n    let tolerations = pod.spec.tolerations\n"
+              f"    let value = {text}\n    reject when value == null\n        reason \"x\"\n}}\n\n"
+              "profile team {\n    use Team weight 1\n}\n")
+    plan = compile_all(check(load_program("<team>.sched", text=source)))["team"]
+    steps = plan.plugins[0].filters[0].pod_steps + plan.plugins[0].filters[0].node_steps
+    return next(s.expr for s in steps if isinstance(s, P.LetStep) and s.name.startswith("value"))
+
+
+def test_the_passes_run_in_order_and_annotate_each_expression_once():
+    assert [name for name, _ in PASSES] == ["free_paths", "params_only", "node_locality", "cheapness",
+                                           "long_comprehensions", "caching", "lifting"]
+    ir = _expr("count(t in node.spec.taints where not any(tol in tolerations where tolerates(tol, t)))")
+    facts = annotate(ir)
+    assert annotate(ir) is facts
+    assert facts.free[0] == "node" and facts.free[1].startswith("tolerations")
+    assert facts.locality == "static" and facts.cached and facts.lifted and facts.long
+
+
+def test_what_reads_the_pods_on_a_node_is_kept_until_they_change_and_cheap_is_not_kept():
+    assert annotate(_expr('requested(node)["cpu"]')).locality == "dynamic"
+    assert annotate(_expr('requested(node)["cpu"]')).cached
+    cheap = annotate(_expr("abs(milli(node.status.allocatable[\"cpu\"]) - 1)"))
+    assert cheap.cheap and not cheap.cached
+    assert annotate(_expr('len(pods_matching("default", null))')).locality is None

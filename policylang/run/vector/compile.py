@@ -1,9 +1,13 @@
 """vcompile: an IR node to its vector form, ``f(venv, n) -> value``.
 
-An expression whose free variables are all the same for every node runs once, through the
-reference interpreter (or, holding a long comprehension, part by part so that the
-comprehension runs as a batch); one that reads only nodes is looked up in the node cache;
-the rest runs in its vector form, or node by node through the reference interpreter.
+The passes (``passes.py``) have decided what an expression is; here its form is built from
+those facts as a core wrapped in decorators, as cel-go's interpreter wraps its planned nodes:
+
+- the core: the node's vector form (``forms.py``), or the reference interpreter node by node;
+- ``cached``: the core's value looked up in the node cache, by what the expression reads;
+- ``per_batch``: when nothing the expression reads varies by node, its value computed once:
+  by the reference interpreter, part by part (``batched``) or, for a comprehension, as a batch
+  of its members (``lift.py``); else the (cached) core.
 """
 
 from __future__ import annotations
@@ -12,10 +16,10 @@ from typing import Callable
 
 from ... import plan as P
 from ..interpret import compile_ir
-from .analysis import _cheap, _has_long_comprehension, _params_only, _reads, node_local
 from .cache import _cache_key
 from .forms import FORMS, _var
 from .lift import _lifted
+from .passes import Facts, annotate
 from .values import VARYING, VFn, node_by_node
 
 
@@ -28,43 +32,66 @@ def vcompile(ir) -> VFn:
     if isinstance(ir, P.Const):
         value = ir.value
         return lambda venv, n: value
+    facts = annotate(ir)
     ref = compile_ir(ir)
-    names = P.free_vars(ir)
-    if _params_only(ir):
+    if facts.params_only:
         return _once_per_params(ref)
-    free = tuple(sorted(names))
     special = FORMS.get(type(ir))
     vec = special(ir, vcompile) if special is not None else None
-    # A def applied to variables is its body under other names: the body's entry is enough.
-    renaming = isinstance(ir, P.Bind) and all(isinstance(v, P.Var) for v in ir.values)
-    local = node_local(ir) if not (renaming or _cheap(ir)) else None
-    reads = _reads(ir)
-    token = object()     # this expression, in cache keys
-    lift = _lifted(ir, vcompile) if isinstance(ir, P.Comp) else None
-    # Holding a comprehension over what may be a long list, the expression is evaluated part
-    # by part even when nothing varies, so that the comprehension can run as a batch.
-    structural = vec is not None and _has_long_comprehension(ir)
+    by_node = _node_by_node(ref, facts.free)
+    core = vec if vec is not None else by_node
+    if facts.cached:
+        core = cached(core, by_node, facts)
+    if facts.lifted:
+        return per_batch(facts.free, _lifted(ir, vcompile, ref), core)
+    if facts.batched and vec is not None:
+        return per_batch(facts.free, vec, core)
+    return per_batch_by_reference(facts.free, ref, core)
 
+
+def per_batch(free: tuple, uniform: VFn, varying: VFn) -> VFn:
+    """``uniform`` when none of the free variables varies by node, else ``varying``."""
     def run(venv: dict, n: int):
         for name in free:
             if isinstance(venv.get(name), VARYING):
-                break
-        else:   # the same on every node
-            if lift is not None:
-                return lift(venv, ref)
-            return vec(venv, n) if structural else ref(venv)
+                return varying(venv, n)
+        return uniform(venv, n)
+    return run
+
+
+def per_batch_by_reference(free: tuple, ref: Callable, varying: VFn) -> VFn:
+    """per_batch with the reference interpreter's closure as the uniform form (one call less)."""
+    def run(venv: dict, n: int):
+        for name in free:
+            if isinstance(venv.get(name), VARYING):
+                return varying(venv, n)
+        return ref(venv)
+    return run
+
+
+def cached(form: VFn, by_node: VFn, facts: Facts) -> VFn:
+    """form's value kept in the batch's node cache, keyed by what the expression reads (none
+    kept where the batch has no cache, or the key would be too large)."""
+    token = object()     # this expression, in cache keys
+    reads, free = facts.reads, frozenset(facts.free)
+    static = facts.locality == "static"
+
+    def run(venv: dict, n: int):
         cache = venv.get("$cache")
-        if local is not None and cache is not None and token not in cache.uncacheable:
+        if cache is not None and token not in cache.uncacheable:
             key = _cache_key(token, reads, venv, cache.frozen)
             if key is not None:
                 # Over a value that depends on the pods on a node, a value does too.
-                dynamic = local == "dynamic" or any(isinstance(k, int) and k < 0 for k in key)
-                return cache.lookup(key, dynamic, venv, n, vec or by_node, by_node, names)
-        return vec(venv, n) if vec is not None else by_node(venv, n)
+                dynamic = not static or any(isinstance(k, int) and k < 0 for k in key)
+                return cache.lookup(key, dynamic, venv, n, form, by_node, free)
+        return form(venv, n)
+    return run
 
+
+def _node_by_node(ref: Callable, free: tuple) -> VFn:
     def by_node(venv: dict, n: int):
         return node_by_node(ref, venv, [name for name in free if isinstance(venv.get(name), VARYING)], n)
-    return run
+    return by_node
 
 
 def _once_per_params(ref: Callable) -> VFn:

@@ -21,7 +21,7 @@ from .values import VARYING, Col, col_of, on, truth, values_of
 _MEMBERS = "$members"   # see _lifted
 
 
-def _lifted(ir: P.Comp, sub):
+def _lifted(ir: P.Comp, sub, ref: Callable):
     """A comprehension that is the same for every node (a pod-stage one over the cluster's
     nodes, say) but long: its members form a batch of their own, evaluated at once."""
     kind, var = ir.kind, ir.var
@@ -34,7 +34,7 @@ def _lifted(ir: P.Comp, sub):
     nothing_to_lift = not any(_has_long_comprehension(x) for x in (ir.element, ir.where, ir.by) if x is not None)
     given = compile_ir(P.Comp(kind, var, P.Var(_MEMBERS), ir.element, ir.where, ir.by)) if nothing_to_lift else None
 
-    def lift(venv: dict, ref: Callable):
+    def lift(venv: dict, n: int):
         seq = source(venv, 1)
         if not isinstance(seq, (list, tuple)):
             return ref(venv)
