@@ -19,6 +19,45 @@ def _span():
 
 # ---- expressions ------------------------------------------------------------
 
+# Binary operators, loosest binding first, as the grammar nests them: both printers (format.py for
+# source, plan_text.py for plans) parenthesise by it.
+PRECEDENCE = {"or": 1, "and": 2, "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4, "in": 4, "notin": 4,
+              "??": 5, "+": 6, "-": 6, "*": 7, "/": 7, "%": 7}
+# Aggregates over a list, `sum(x in xs where …)` or `sum(xs)`; a comprehension may also `group`.
+AGGREGATES = ("sum", "any", "all", "count", "first", "min", "max")
+
+
+class NodeMap:
+    """What a stage found about nodes of a tree (the checker's dependencies, the loader's `use`
+    targets), by node identity: nodes are values, equal when they read alike, so two equal `let`s
+    in different blocks are two keys here. The map holds its nodes, so no identity it knows can
+    become another node's while it lives; a node it was never told about is a KeyError, never a
+    default."""
+    __slots__ = ("_facts",)
+
+    def __init__(self):
+        self._facts: dict = {}
+
+    def __setitem__(self, node, value) -> None:
+        self._facts[id(node)] = (node, value)
+
+    def __getitem__(self, node):
+        entry = self._facts.get(id(node))
+        if entry is None:
+            raise KeyError(f"nothing is known about the {type(node).__name__} at {getattr(node, 'span', '?')}")
+        return entry[1]
+
+    def get(self, node, default=None):
+        entry = self._facts.get(id(node))
+        return default if entry is None else entry[1]
+
+    def __contains__(self, node) -> bool:
+        return id(node) in self._facts
+
+    def __len__(self) -> int:
+        return len(self._facts)
+
+
 @attrs.frozen
 class Literal:
     """A constant. ``kind`` is one of int, float, string, bool, null, quantity, duration."""

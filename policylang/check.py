@@ -16,13 +16,13 @@ import attrs
 from . import ast
 from . import builtins as bi
 from .diagnostics import PolicyError, Reporter
+from .plan import NORMALIZERS
 from .program import Program
 from .source import Span
 from .types import (ANY, BOOL, DURATION, FLOAT, INT, NULL, NUMERIC, QUANTITY, SCALARS, STRING, Type,
                     anon_record, compatible, fields_of, is_any, list_of, map_of, model_record, record, unify)
 
 STATUS_CODES = ("Unschedulable", "UnschedulableAndUnresolvable")
-NORMALIZERS = ("none", "max", "reverse", "minmax")
 SCOPE_TYPES = {
     "pod": record("Pod"),
     "node": record("Node"),
@@ -40,7 +40,7 @@ NO_DEPS: frozenset = frozenset()
 class Checked:
     """The result of checking: the program plus what the compiler needs to know about it."""
     program: Program
-    stage_deps: dict     # id(statement or expression) → frozenset of scopes it depends on
+    stage_deps: ast.NodeMap   # statement or expression → frozenset of scopes it depends on
     param_types: dict    # module path → {param name: Type}
 
 
@@ -62,7 +62,7 @@ class _Checker:
     def __init__(self, program: Program):
         self.program = program
         self.reporter = Reporter()
-        self.stage_deps: dict = {}
+        self.stage_deps = ast.NodeMap()
         self.param_types: dict[str, dict[str, Type]] = {}
         self.def_cache: dict = {}
         self.def_stack: list = []
@@ -156,7 +156,7 @@ class _Checker:
                 self.expect_bool(t, stmt.cond)
                 if deps & {"node", "feasible"}:
                     self.error("P041", "`skip when` decides per pod, so it cannot look at `node`", stmt.cond.span)
-                self.stage_deps[id(stmt)] = deps
+                self.stage_deps[stmt] = deps
             elif isinstance(stmt, ast.Let):
                 if stmt.name in env.locals:
                     self.error("P014", f"'{stmt.name}' is already defined in this block", stmt.span)
@@ -164,7 +164,7 @@ class _Checker:
                     self.error("P014", f"'{stmt.name}' names a scope and cannot be redefined", stmt.span)
                 t, deps = self.infer(stmt.value, env)
                 env.locals[stmt.name] = (t, deps)
-                self.stage_deps[id(stmt)] = deps
+                self.stage_deps[stmt] = deps
             elif isinstance(stmt, ast.Reject):
                 self.check_reject(stmt, env)
             elif isinstance(stmt, ast.Restrict):
@@ -174,20 +174,20 @@ class _Checker:
                 if deps & {"node", "feasible"}:
                     self.error("P042", "`restrict nodes to` decides before any node is looked at, so it cannot use "
                                        "`node`", stmt.names.span)
-                self.stage_deps[id(stmt)] = deps
+                self.stage_deps[stmt] = deps
             elif isinstance(stmt, ast.Value):
                 t, deps = self.infer(stmt.expr, env)
                 if not (compatible(INT, t) and t.kind != "null"):
                     self.error("P043", f"a score's value must be an int, not {t}", stmt.expr.span,
                                "help: use int(x) to truncate a float as Go's int64(x) does")
-                self.stage_deps[id(stmt)] = deps
+                self.stage_deps[stmt] = deps
             elif isinstance(stmt, ast.Normalize):
                 if stmt.method == "with":
                     norm_env = _Env(path, dict(env.locals), scopes | {"score", "scores"})
                     t, deps = self.infer(stmt.expr, norm_env)
                     if not (compatible(INT, t) and t.kind != "null"):
                         self.error("P043", f"a normalized score must be an int, not {t}", stmt.expr.span)
-                    self.stage_deps[id(stmt)] = deps
+                    self.stage_deps[stmt] = deps
                 elif stmt.method not in NORMALIZERS:
                     self.error("P044", f"unknown normalization '{stmt.method}'", stmt.span,
                                *did_you_mean(stmt.method, NORMALIZERS),
@@ -206,7 +206,7 @@ class _Checker:
         if stmt.pod and (deps | rdeps) & {"node", "feasible"}:
             self.error("P042", "`reject pod when` decides before any node is looked at, so it cannot use `node`",
                        stmt.cond.span, "help: use `reject when` to reject node by node")
-        self.stage_deps[id(stmt)] = deps | rdeps
+        self.stage_deps[stmt] = deps | rdeps
 
     def expect_bool(self, t: Type, expr) -> None:
         if t.kind not in ("bool", "any", "null"):
@@ -253,7 +253,7 @@ class _Checker:
         names: dict[str, Span] = {}
         const_env = _Env(path, {}, set())
         for use in profile.uses:
-            target = self.program.uses.get((path, id(use)))
+            target = self.program.uses.get(use)
             if target is None:
                 known = sorted(set(self.program.policies) | _stdlib_policy_names())
                 self.error("P054", f"unknown policy '{use.ref}'", use.span, *did_you_mean(use.ref, known))
@@ -321,7 +321,7 @@ class _Checker:
     def infer(self, e, env: "_Env") -> tuple[Type, frozenset]:
         method = getattr(self, "infer_" + type(e).__name__)
         t, deps = method(e, env)
-        self.stage_deps[id(e)] = deps
+        self.stage_deps[e] = deps
         return t, deps
 
     def infer_Literal(self, e: ast.Literal, env):

@@ -16,7 +16,7 @@ from .diagnostics import Diagnostic, PolicyError
 from .plugins import registry
 
 POD_SCOPES = frozenset({"pod", "cluster", "params"})
-AGGREGATES = ("sum", "any", "all", "count", "first", "min", "max")
+AGGREGATES = ast.AGGREGATES
 
 
 def compile_profile(checked: Checked, name: str | None = None) -> P.Plan:
@@ -53,13 +53,14 @@ class _Compiler:
         return f"{name}#{next(self.counter)}"
 
     def deps(self, node) -> frozenset:
-        return self.checked.stage_deps.get(id(node), frozenset())
+        """The scopes the checker found a statement depends on (a KeyError if it never saw it)."""
+        return self.checked.stage_deps[node]
 
     # ---- profiles and policies ----
     def profile(self, path: str, profile: ast.Profile) -> P.Plan:
         plugins = []
         for use in profile.uses:
-            target = self.program.uses[(path, id(use))]
+            target = self.program.uses[use]
             plugins.append(self.plugin(target, use, path))
         pct = profile.percentage_of_nodes_to_score
         return P.Plan(profile.name, tuple(plugins), pct.value if pct is not None else None, origin=profile.span)
@@ -118,11 +119,10 @@ class _Compiler:
         names: dict[str, str] = {}
         pod_steps, node_steps = [], []
         for stmt in block.body:
-            deps = self.deps(stmt)
-            pod_stage = deps <= POD_SCOPES
             if isinstance(stmt, ast.Skip):
                 pod_steps.append(P.SkipStep(self.expr(stmt.cond, path, names), origin=stmt.span))
             elif isinstance(stmt, ast.Let):
+                pod_stage = self.deps(stmt) <= POD_SCOPES
                 value = self.expr(stmt.value, path, names)
                 names[stmt.name] = self.fresh(stmt.name)
                 step = P.LetStep(names[stmt.name], value, "pod" if pod_stage else "node", origin=stmt.span)
@@ -140,7 +140,7 @@ class _Compiler:
         pod_steps, feasible_steps, node_steps = [], [], []
         value, normalize, normalize_expr = P.Const(0), "none", None
         for stmt in block.body:
-            deps = self.deps(stmt)
+            deps = self.deps(stmt) if isinstance(stmt, (ast.Skip, ast.Let)) else None
             if isinstance(stmt, ast.Skip):
                 step = P.SkipStep(self.expr(stmt.cond, path, names), origin=stmt.span)
                 (pod_steps if deps <= POD_SCOPES else feasible_steps).append(step)

@@ -17,8 +17,7 @@ from .parse import parse
 WIDTH = 100
 INDENT = "    "
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_PREC = {"or": 1, "and": 2, "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4, "in": 4, "notin": 4,
-         "??": 5, "+": 6, "-": 6, "*": 7, "/": 7, "%": 7}
+_PREC = ast.PRECEDENCE
 _COMPARISON = 4
 _SHORT_SOURCE = _COMPARISON + 1  # the source of `any(t in xs)`, the right operand of `in`
 _BLOCKS = (ast.Filter, ast.Score, ast.Rule, ast.Profile)

@@ -18,7 +18,7 @@ from .cluster.quantity import QuantityError, parse_quantity
 from .diagnostics import Diagnostic, PolicyError
 from .source import Span
 
-AGGREGATES = frozenset({"any", "all", "count", "sum", "min", "max", "first", "group"})
+AGGREGATES = frozenset(ast.AGGREGATES) | {"group"}
 
 
 @lru_cache(maxsize=None)

@@ -294,6 +294,10 @@ class FilterPlan:
     origin: Span = _origin()
 
 
+# The normalisers a score names (`normalize max`); `normalize with EXPR` is the policy's own.
+NORMALIZERS = ("none", "max", "reverse", "minmax")
+
+
 @attrs.frozen
 class ScorePlan:
     name: str
@@ -323,7 +327,7 @@ class PluginPlan:
     params: object            # dict of param values
     filters: tuple            # of FilterPlan, run in order
     score: "ScorePlan | None"
-    postfilter: bool = False  # engine-implemented PostFilter (DefaultPreemption, DynamicResources)
+    postfilter: bool = False  # a PostFilter its companion implements (plugins/registry.py)
     rules: tuple = ()         # of RulePlan
     origin: Span = _origin()
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from . import plan as P
+from .ast import PRECEDENCE
 from .builtins import to_string
 
-_PRECEDENCE = {"or": 1, "and": 2, "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4, "in": 4, "notin": 4,
-               "??": 5, "+": 6, "-": 6, "*": 7, "/": 7, "%": 7}
+_PRECEDENCE = PRECEDENCE
 
 
 def plan_text(plan: P.Plan, notes=None) -> str:

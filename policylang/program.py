@@ -35,7 +35,7 @@ class Program:
     sources: dict[str, str] = attrs.Factory(dict)
     imports: dict[str, dict[str, str]] = attrs.Factory(dict)    # module → alias → module
     policies: dict[str, str] = attrs.Factory(dict)              # policy name → module
-    uses: dict[tuple[str, int], str] = attrs.Factory(dict)      # (module, use index) → policy module
+    uses: ast.NodeMap = attrs.Factory(ast.NodeMap)           # `use` → the policy module it names
 
     @property
     def root_module(self) -> ast.Module:
@@ -120,7 +120,7 @@ def _load(program: Program, path: str, text: str | None, diagnostics: list, stac
                 diagnostics.append(Diagnostic("P054", f"policy file not found: {use.ref}", use.span))
                 continue
             _load(program, target, None, diagnostics, (*stack, path))
-            program.uses[(path, id(use))] = target
+            program.uses[use] = target
 
 
 def _as_loaded(program: Program, target: str) -> str:

@@ -136,26 +136,28 @@ DERIVED = {
     "Cluster": {},
 }
 
-# The `cluster` scope.
+# The `cluster` scope: each field's type and how it is read from a ClusterState (the lists are
+# made when a policy first reads them in a cycle: run/phases.py's ClusterView).
 CLUSTER_FIELDS = {
-    "nodes": lambda: list_of(record("Node")),
+    "nodes": (lambda: list_of(record("Node")), lambda s: s.node_list),
     # The snapshot's HavePodsWithAffinityList / HavePodsWithRequiredAntiAffinityList: the nodes
     # (in name order) running pods with pod (anti-)affinity, or with required anti-affinity.
-    "nodesWithPodsWithAffinity": lambda: list_of(record("Node")),
-    "nodesWithPodsWithRequiredAntiAffinity": lambda: list_of(record("Node")),
-    "pods": lambda: list_of(record("Pod")),
-    "namespaces": lambda: list_of(record("Namespace")),
-    "services": lambda: list_of(record("Service")),
-    "workloads": lambda: list_of(record("Workload")),
-    "priorityClasses": lambda: list_of(record("PriorityClass")),
-    "podDisruptionBudgets": lambda: list_of(record("PodDisruptionBudget")),
-    "persistentVolumes": lambda: list_of(record("PersistentVolume")),
-    "persistentVolumeClaims": lambda: list_of(record("PersistentVolumeClaim")),
-    "storageClasses": lambda: list_of(record("StorageClass")),
-    "csiNodes": lambda: list_of(record("CSINode")),
-    "csiDrivers": lambda: list_of(record("CSIDriver")),
-    "csiStorageCapacities": lambda: list_of(record("CSIStorageCapacity")),
-    "volumeAttachments": lambda: list_of(record("VolumeAttachment")),
+    "nodesWithPodsWithAffinity": (lambda: list_of(record("Node")), lambda s: s.nodes_having(s.pods_with_affinity)),
+    "nodesWithPodsWithRequiredAntiAffinity": (lambda: list_of(record("Node")),
+                                              lambda s: s.nodes_having(s.pods_with_required_anti_affinity)),
+    "pods": (lambda: list_of(record("Pod")), lambda s: s.bound_pods),
+    "namespaces": (lambda: list_of(record("Namespace")), lambda s: list(s.namespaces.values())),
+    "services": (lambda: list_of(record("Service")), lambda s: s.services),
+    "workloads": (lambda: list_of(record("Workload")), lambda s: s.workloads),
+    "priorityClasses": (lambda: list_of(record("PriorityClass")), lambda s: list(s.priority_classes.values())),
+    "podDisruptionBudgets": (lambda: list_of(record("PodDisruptionBudget")), lambda s: s.pdbs),
+    "persistentVolumes": (lambda: list_of(record("PersistentVolume")), lambda s: list(s.persistent_volumes.values())),
+    "persistentVolumeClaims": (lambda: list_of(record("PersistentVolumeClaim")), lambda s: list(s.claims.values())),
+    "storageClasses": (lambda: list_of(record("StorageClass")), lambda s: list(s.storage_classes.values())),
+    "csiNodes": (lambda: list_of(record("CSINode")), lambda s: list(s.csi_nodes.values())),
+    "csiDrivers": (lambda: list_of(record("CSIDriver")), lambda s: list(s.csi_drivers.values())),
+    "csiStorageCapacities": (lambda: list_of(record("CSIStorageCapacity")), lambda s: s.csi_storage_capacities),
+    "volumeAttachments": (lambda: list_of(record("VolumeAttachment")), lambda s: s.volume_attachments),
 }
 
 MODEL_CLASSES = {cls.__name__: cls for cls in vars(model).values() if isinstance(cls, type) and attrs.has(cls)}
@@ -192,7 +194,7 @@ def _py_to_type(annotation) -> Type:
 def record_fields(name: str) -> dict[str, FieldInfo]:
     """API field name → FieldInfo for a named record type."""
     if name == "Cluster":
-        return {k: FieldInfo(f(), None, k) for k, f in CLUSTER_FIELDS.items()}
+        return {k: FieldInfo(of_type(), None, k) for k, (of_type, _) in CLUSTER_FIELDS.items()}
     cls = MODEL_CLASSES.get(name)
     if cls is None:
         return {}

@@ -40,10 +40,10 @@ class SchedContext:
 
     def deps(self, node) -> frozenset | None:
         """The scopes the checker found ``node`` depends on (pod, node, cluster, params, …)."""
-        return self.checked.stage_deps.get(id(node))
+        return self.checked.stage_deps.get(node)
 
     def policy_module(self, use: ast.Use) -> ast.Module | None:
-        target = self.program.uses.get((self.program.root, id(use)))
+        target = self.program.uses.get(use)
         return self.program.modules.get(target) if target else None
 
 

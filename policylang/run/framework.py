@@ -15,6 +15,7 @@ import attrs
 import numpy as np
 
 from ..builtins import POLICY_ERRORS, error_text
+from ..plan import NORMALIZERS
 from ..source import Span
 
 # ---- Status ------------------------------------------------------------------------------------
@@ -77,8 +78,6 @@ class PostFilterOutcome:
 # ---- NormalizeScore --------------------------------------------------------------------------------
 
 MAX_NODE_SCORE = 100
-# The normalisers a score can name (`normalize max`); `normalize with EXPR` is the policy's own.
-NORMALIZERS = ("none", "max", "reverse", "minmax")
 
 
 def default_normalize_score(raws: np.ndarray, reverse: bool) -> np.ndarray:

@@ -9,6 +9,7 @@ import attrs
 
 from ..cluster.model import Node, Pod
 from ..cluster.state import ClusterState
+from ..types import CLUSTER_FIELDS
 from .framework import UNRESOLVABLE, Status, call, reasons_of, truthy
 
 
@@ -22,24 +23,7 @@ class PreFilterOutcome:
     reached: set = attrs.Factory(set)
 
 
-_CLUSTER_LISTS = {
-    "nodes": lambda s: s.node_list,
-    "nodesWithPodsWithAffinity": lambda s: s.nodes_having(s.pods_with_affinity),
-    "nodesWithPodsWithRequiredAntiAffinity": lambda s: s.nodes_having(s.pods_with_required_anti_affinity),
-    "pods": lambda s: s.bound_pods,
-    "namespaces": lambda s: list(s.namespaces.values()),
-    "services": lambda s: s.services,
-    "workloads": lambda s: s.workloads,
-    "priorityClasses": lambda s: list(s.priority_classes.values()),
-    "podDisruptionBudgets": lambda s: s.pdbs,
-    "persistentVolumes": lambda s: list(s.persistent_volumes.values()),
-    "persistentVolumeClaims": lambda s: list(s.claims.values()),
-    "storageClasses": lambda s: list(s.storage_classes.values()),
-    "csiNodes": lambda s: list(s.csi_nodes.values()),
-    "csiDrivers": lambda s: list(s.csi_drivers.values()),
-    "csiStorageCapacities": lambda s: s.csi_storage_capacities,
-    "volumeAttachments": lambda s: s.volume_attachments,
-}
+_CLUSTER_LISTS = {name: read for name, (_, read) in CLUSTER_FIELDS.items()}
 
 
 class ClusterView(dict):
