@@ -17,6 +17,7 @@ import yaml
 from cattrs.gen import make_dict_structure_fn, override
 
 from ..diagnostics import InputError
+from ..inputs import read_text
 from . import model
 from .quantity import Quantity, QuantityError, parse_quantity
 from .state import ClusterState
@@ -182,12 +183,7 @@ def _documents(path: Path) -> Iterator[tuple[str, int, dict]]:
         for f in files:
             yield from _documents(f)
         return
-    if not path.exists():
-        raise InputError("no such file or directory", path=str(path))
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read: {err}", path=str(path)) from None
+    text = read_text(path)
     try:
         docs = [json.loads(text)] if path.suffix == ".json" else list(yaml.load_all(text, Loader=_YAML_LOADER))
     except json.JSONDecodeError as err:
