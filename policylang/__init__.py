@@ -18,9 +18,10 @@ __all__ = ["load_program", "check", "compile_profile", "compile_all", "Executabl
            "load_cluster", "load_objects", "stdlib_dir", "load_plans"]
 
 
-def load_plans(profile: str | None = None, config: str | None = None) -> dict:
+def load_plans(profile: str | None = None, config: str | None = None, base=None) -> dict:
     """Plans by profile name: from a KubeSchedulerConfiguration file, a .sched file's
-    profiles, a stdlib profile by name, or the stdlib default profile."""
+    profiles, a stdlib profile by name, or the stdlib default profile. A profile file's
+    imports and uses stay under ``base`` (default: its own directory) and the stdlib."""
     from pathlib import Path
 
     if config is not None:
@@ -36,4 +37,4 @@ def load_plans(profile: str | None = None, config: str | None = None) -> dict:
                 raise InputError(f"no profile named '{profile}' (the stdlib has: {', '.join(sorted(plans))})")
             return {profile: plans[profile]}
         return plans
-    return compile_all(check(load_program(profile)))
+    return compile_all(check(load_program(profile, base=base)))

@@ -14,6 +14,8 @@ from . import load_plans
 from .cluster.load import load_cluster, load_objects
 from .cluster.model import Pod
 from .diagnostics import InputError, PolicyError
+from .inputs import DEFAULT_MAX_INPUT_SIZE, input_size_limit, read_text
+from .program import allowed_roots
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,7 +25,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return args.run(args)
+        with allowed_roots(args.allow_root), input_size_limit(args.max_input_size):
+            return args.run(args)
     except PolicyError as err:
         print(err.render(), file=sys.stderr)
         return 2
@@ -149,7 +152,27 @@ def _parser() -> argparse.ArgumentParser:
     li = sub.add_parser("lint", help="lint .sched policies, scheduler configs and workload manifests")
     lint_arguments(li)
     li.set_defaults(run=cmd_lint)
+    for command in sub.choices.values():
+        _input_arguments(command)
     return p
+
+
+def _input_arguments(p: argparse.ArgumentParser) -> None:
+    """What every command may read: the limits on untrusted input (README: Exit codes, limits)."""
+    p.add_argument("--allow-root", action="append", default=[], metavar="DIR",
+                   help="let imports, uses and test files' profiles reach files under DIR too (repeatable; "
+                        "default: only the policy's own directory and the stdlib)")
+    p.add_argument("--max-input-size", type=_size, metavar="BYTES",
+                   help=f"read input files up to this size (suffixes K, M, G; default "
+                        f"{DEFAULT_MAX_INPUT_SIZE // 2**20}M)")
+
+
+def _size(text: str) -> int:
+    units = {"K": 2**10, "M": 2**20, "G": 2**30}
+    number, unit = (text[:-1], units[text[-1].upper()]) if text[-1:].upper() in units else (text, 1)
+    if not number.isdigit() or int(number) == 0 or len(number) > 15:
+        raise argparse.ArgumentTypeError(f"expected a positive size such as 512M, got {text!r}")
+    return int(number) * unit
 
 
 def _pods(paths: list[str], state=None, replicas: int | None = None) -> list[Pod]:
@@ -340,7 +363,12 @@ def cmd_fmt(args) -> int:
 
     changed, broken = [], False
     for path in sched_files(args.paths):
-        text = path.read_text()
+        try:
+            text = read_text(path)
+        except InputError as err:
+            print(f"error: {err}", file=sys.stderr)
+            broken = True
+            continue
         try:
             formatted = format_source(text, str(path))
         except PolicyError as err:  # never rewrite what does not parse

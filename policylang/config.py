@@ -9,14 +9,18 @@ params. That source is then checked and compiled like any other.
 from __future__ import annotations
 
 from pathlib import Path
+import re
 
 import attrs
 import yaml
 
 from .diagnostics import InputError
+from .inputs import read_text
 from .literal import to_literal
 from .plugins import registry
 
+# The grammar's PROFILE_NAME: what a schedulerName may be to become `profile NAME`.
+_PROFILE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 API_VERSIONS = ("kubescheduler.config.k8s.io/v1",)
 POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score", "reserve",
           "permit", "preBind", "bind", "postBind")
@@ -91,6 +95,10 @@ def _expand(point: str, multipoint: _Set, specific: _Set) -> list[str]:
 def profile_source(profile: dict, index: int, path: str, global_pct) -> str:
     where = f"profiles[{index}]"
     scheduler_name = profile.get("schedulerName") or "default-scheduler"
+    if not isinstance(scheduler_name, str) or not _PROFILE_NAME.fullmatch(scheduler_name):
+        # It becomes the name in `profile NAME {`: never text that could end the line.
+        raise InputError(f"not a valid scheduler name: {scheduler_name!r}", path=path,
+                         field=f"{where}.schedulerName")
     plugins = profile.get("plugins") or {}
     if not isinstance(plugins, dict):
         raise InputError("expected a mapping of extension points", path=path, field=f"{where}.plugins")
@@ -156,9 +164,7 @@ def config_source(path: str | Path) -> str:
     """The .sched text equivalent to a KubeSchedulerConfiguration file."""
     path = str(path)
     try:
-        doc = yaml.safe_load(Path(path).read_text())
-    except FileNotFoundError:
-        raise InputError("no such file or directory", path=path) from None
+        doc = yaml.safe_load(read_text(path))
     except yaml.YAMLError as err:
         raise InputError(f"invalid YAML: {err}", path=path) from None
     if not isinstance(doc, dict) or doc.get("kind") != "KubeSchedulerConfiguration":
@@ -167,6 +173,7 @@ def config_source(path: str | Path) -> str:
         raise InputError(f"unsupported apiVersion {doc.get('apiVersion')!r} (want {API_VERSIONS[0]})",
                          path=path, field="apiVersion")
     profiles = doc.get("profiles") or [{"schedulerName": "default-scheduler"}]
-    header = f"# Generated from {Path(path).name} (KubeSchedulerConfiguration).\n"
+    name = "".join(c if c.isprintable() else "?" for c in Path(path).name)
+    header = f"# Generated from {name} (KubeSchedulerConfiguration).\n"
     return header + "\n".join(profile_source(p, i, path, doc.get("percentageOfNodesToScore"))
                               for i, p in enumerate(profiles))

@@ -4,14 +4,32 @@ profiles use (from beside it or from the stdlib). Parsing happens here; checking
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import os
 import re
 from pathlib import Path
 
 import attrs
 
 from . import ast
-from .diagnostics import Diagnostic, PolicyError
+from .diagnostics import Diagnostic, InputError, PolicyError
+from .inputs import read_text
 from .parse import parse
+
+# Directories besides a policy's own tree and the stdlib that its imports and uses may reach
+# (`--allow-root DIR`).
+_EXTRA_ROOTS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("extra_roots", default=())
+
+
+@contextlib.contextmanager
+def allowed_roots(dirs):
+    """Within the block, imports and uses may also reach files under ``dirs``."""
+    token = _EXTRA_ROOTS.set(tuple(os.path.realpath(d) for d in dirs or ()))
+    try:
+        yield
+    finally:
+        _EXTRA_ROOTS.reset(token)
 
 
 def stdlib_dir() -> Path:
@@ -31,6 +49,8 @@ def snake_case(name: str) -> str:
 class Program:
     """Every module reachable from the root, keyed by path, plus where each policy lives."""
     root: str
+    # The directories imports and uses may reach: the policy's own tree, the stdlib, --allow-root.
+    roots: tuple[str, ...] = ()
     modules: dict[str, ast.Module] = attrs.Factory(dict)
     sources: dict[str, str] = attrs.Factory(dict)
     imports: dict[str, dict[str, str]] = attrs.Factory(dict)    # module → alias → module
@@ -45,10 +65,17 @@ class Program:
         return [(path, p) for path, m in self.modules.items() for p in m.of_type(ast.Profile)]
 
 
-def load_program(path: str | Path | None = None, text: str | None = None) -> Program:
-    """Parse ``path`` (or ``text``) and everything it reaches; raises PolicyError."""
+def load_program(path: str | Path | None = None, text: str | None = None, base: str | Path | None = None) -> Program:
+    """Parse ``path`` (or ``text``) and everything it reaches; raises PolicyError.
+
+    Imports and uses reach only files under ``base`` (default: the directory of ``path``, or
+    the working directory for bare text), the stdlib and the roots `allowed_roots` adds."""
     root = str(path) if path is not None else "<input>"
-    program = Program(root=root)
+    if base is None:
+        base = Path(root).parent if path is not None else Path.cwd()
+    program = Program(root=root, roots=policy_roots(base))
+    if text is None and not root.endswith(".sched"):
+        raise PolicyError([Diagnostic("P063", "not a .sched policy file", _file_span(root))])
     diagnostics: list[Diagnostic] = []
     _load(program, root, text, diagnostics, stack=())
     if diagnostics:
@@ -58,11 +85,37 @@ def load_program(path: str | Path | None = None, text: str | None = None) -> Pro
 
 def _read(path: str) -> str:
     try:
-        return Path(path).read_text()
-    except FileNotFoundError:
-        raise PolicyError([Diagnostic("P061", "file not found", _file_span(path))]) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise PolicyError([Diagnostic("P061", f"cannot read: {err}", _file_span(path))]) from None
+        return read_text(path)
+    except InputError as err:
+        message = "file not found" if str(err).endswith("no such file or directory") else \
+            f"cannot read: {err}".replace(f"{path}: ", "", 1)
+        raise PolicyError([Diagnostic("P061", message, _file_span(path))]) from None
+
+
+def _confined(program: Program, target: str) -> bool:
+    return confined(target, program.roots)
+
+
+def confined(target: str | Path, roots) -> bool:
+    """Whether ``target`` (symlinks resolved) lies under one of ``roots`` (already resolved)."""
+    real = os.path.realpath(target)
+    return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
+def policy_roots(base: str | Path) -> tuple[str, ...]:
+    """The directories a policy under ``base`` may reach: its tree, the stdlib, --allow-root."""
+    return (os.path.realpath(base), os.path.realpath(stdlib_dir()), *_EXTRA_ROOTS.get())
+
+
+def _reach_problem(program: Program, target: str, ref: str) -> str | None:
+    """Why an import or use may not read ``target``: it is not a policy, or lies outside the roots.
+    Such a file is never read, so no diagnostic can quote it."""
+    if not target.endswith(".sched"):
+        return f"not a .sched policy file: {ref!r}"
+    if not _confined(program, target):
+        return (f"{ref!r} is outside the policy's directory and the stdlib "
+                f"(allow another directory with --allow-root)")
+    return None
 
 
 def _file_span(path: str):
@@ -98,6 +151,10 @@ def _load(program: Program, path: str, text: str | None, diagnostics: list, stac
         if target is None:
             diagnostics.append(Diagnostic("P061", f"no stdlib module named '{imp.alias}'", imp.span))
             continue
+        problem = _reach_problem(program, target, imp.path) if imp.path is not None else None
+        if problem is not None:
+            diagnostics.append(Diagnostic("P063", problem, imp.span))
+            continue
         if target in stack or target == path:
             chain = " → ".join(Path(p).name for p in (*stack, path, target))
             diagnostics.append(Diagnostic("P060", f"import cycle: {chain}", imp.span))
@@ -116,6 +173,10 @@ def _load(program: Program, path: str, text: str | None, diagnostics: list, stac
             if target is None:
                 continue
             target = _as_loaded(program, target)
+            problem = _reach_problem(program, target, use.ref) if use.is_path else None
+            if problem is not None:
+                diagnostics.append(Diagnostic("P063", problem, use.span))
+                continue
             if target not in program.modules and not Path(target).is_file():
                 diagnostics.append(Diagnostic("P054", f"policy file not found: {use.ref}", use.span))
                 continue
@@ -139,7 +200,7 @@ def _valid_path(text: str) -> bool:
 
 def _import_target(path: str, imp: ast.Import) -> str | None:
     if imp.path is not None:
-        return str((Path(path).parent / imp.path).resolve()) if not Path(imp.path).is_absolute() else imp.path
+        return str((Path(path).parent / imp.path).resolve())
     candidate = stdlib_dir() / f"{imp.alias}.sched"
     return str(candidate) if candidate.is_file() else None
 

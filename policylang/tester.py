@@ -30,6 +30,8 @@ from .cluster.load import load_cluster, load_objects, structure_object
 from .cluster.state import ClusterState
 from .decision import Decision
 from .diagnostics import InputError
+from .inputs import read_text
+from .program import confined, policy_roots
 from .run.schedule import Executable, schedule
 
 EXPECT_KEYS = {"selected", "feasible", "rejected", "scores", "message", "message_contains"}
@@ -89,9 +91,17 @@ def run_file(path: Path, coverage: Coverage | None = None) -> list[Outcome]:
     doc = _load_yaml(path)
     base = path.parent
     profile = doc.get("profile")
+    if profile is not None and not isinstance(profile, str):
+        raise InputError(f"expected a .sched file or a stdlib profile name, got {profile!r}", path=str(path),
+                         field="profile")
     if isinstance(profile, str) and (profile.endswith(".sched") or "/" in profile):
+        if not confined(base / profile, policy_roots(base)):
+            raise InputError(f"{profile!r} is outside the test file's directory and the stdlib "
+                             f"(allow another directory with --allow-root)", path=str(path), field="profile")
         profile = str((base / profile).resolve())
-    plans = load_plans(profile)
+    plans = load_plans(profile, base=base)
+    if not plans:
+        raise InputError(f"{profile} declares no profile", path=str(path), field="profile")
     exe = Executable(next(iter(plans.values())))
     if coverage is not None:
         coverage.add_plan(exe)
@@ -117,7 +127,7 @@ def run_file(path: Path, coverage: Coverage | None = None) -> list[Outcome]:
 
 def _load_yaml(path: Path) -> dict:
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = yaml.safe_load(read_text(path))
     except yaml.YAMLError as err:
         raise InputError(f"invalid YAML: {err}", path=str(path)) from None
     if not isinstance(doc, dict):

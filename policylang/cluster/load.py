@@ -18,6 +18,7 @@ import yaml
 from cattrs.gen import make_dict_structure_fn, override
 
 from ..diagnostics import InputError
+from ..inputs import read_text
 from . import model
 from .quantity import Quantity, QuantityError, parse_quantity
 from .state import ClusterState
@@ -61,8 +62,13 @@ def _make_converter() -> cattrs.Converter:
     def strict_int(value: Any, _type) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             if isinstance(value, str) and value.lstrip("-").isdigit():
-                return int(value)
-            raise ValueError(f"expected an integer, got {value!r}")
+                if len(value.lstrip("-").lstrip("0")) > 19:
+                    raise ValueError(f"integer {_short(value)} is out of range (a 64-bit integer in the API)")
+                value = int(value)
+            else:
+                raise ValueError(f"expected an integer, got {_short(repr(value))}")
+        if not INT64_MIN <= value <= INT64_MAX:
+            raise ValueError(f"integer {_short(str(value))} is out of range (a 64-bit integer in the API)")
         return value
 
     def strict_bool(value: Any, _type) -> bool:
@@ -90,6 +96,13 @@ def _make_converter() -> cattrs.Converter:
 
     conv.register_structure_hook_factory(attrs.has, attrs_hook)
     return conv
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}…"
 
 
 CONVERTER = _make_converter()
@@ -151,7 +164,7 @@ def _describe(raw: dict, index: int) -> str:
     meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
     name = meta.get("name") or f"#{index + 1}"
     ns = meta.get("namespace")
-    return f"{raw.get('kind')} {ns + '/' if ns else ''}{name}"
+    return f"{raw.get('kind')} {f'{ns}/' if ns else ''}{name}"
 
 
 def first_error(err: Exception) -> str:
@@ -196,12 +209,7 @@ def _documents(path: Path) -> Iterator[tuple[str, int, dict]]:
         for f in files:
             yield from _documents(f)
         return
-    if not path.exists():
-        raise InputError("no such file or directory", path=str(path))
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read: {err}", path=str(path)) from None
+    text = read_text(path)
     try:
         docs = [json.loads(text)] if path.suffix == ".json" else list(yaml.load_all(text, Loader=_YAML_LOADER))
     except json.JSONDecodeError as err:

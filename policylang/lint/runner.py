@@ -11,6 +11,7 @@ import attrs
 from .. import ast
 from ..check import check
 from ..diagnostics import InputError, PolicyError
+from ..inputs import read_text
 from ..program import load_program
 from ..write import write_atomic
 from . import edits, suppress
@@ -59,6 +60,8 @@ def discover(paths: list[str]) -> list[tuple[str, bool]]:
             out += [(str(f), False) for f in found]
         elif p.is_file():
             out.append((str(p), True))
+        elif p.exists():
+            raise InputError("not a regular file (a FIFO, a device or a socket)", path=raw)
         else:
             raise InputError("no such file or directory", path=raw)
     return list(dict.fromkeys(out))
@@ -78,9 +81,9 @@ def lint(paths: list[str], selection: Selection | None = None, options: Options 
         if path.endswith(".sched"):
             rules = selection.rules_for(path)
             try:
-                text = Path(path).read_text()
-            except (OSError, UnicodeDecodeError) as err:
-                result.input_errors.append(f"error: {path}: cannot read: {err}")
+                text = read_text(path)
+            except InputError as err:
+                result.input_errors.append(f"error: {err}")
                 continue
             if fix:
                 text = _fix(path, text, rules, options, external, result)
@@ -177,9 +180,9 @@ def _external_def_uses(paths: list[str]) -> set:
 
 def _lint_yaml(path: str, explicit: bool, rules, options, result: Result) -> None:
     try:
-        text = Path(path).read_text()
+        text = read_text(path)
         docs = documents(path, text)
-    except (InputError, UnicodeDecodeError) as err:
+    except InputError as err:
         if explicit:
             result.input_errors.append(f"error: {err}")
         else:

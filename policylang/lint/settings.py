@@ -23,6 +23,7 @@ import attrs
 import yaml
 
 from ..diagnostics import InputError
+from ..inputs import read_text
 from .catalogue import all_rules
 from .model import CATEGORIES, Rule
 
@@ -125,7 +126,7 @@ def _from_table(table, source: Path) -> Settings:
 def _read(candidate: Path):
     """The lint table of one settings file, or None when it has none."""
     try:
-        text = candidate.read_text()
+        text = read_text(candidate)
         if candidate.name == "pyproject.toml":
             return tomllib.loads(text).get("tool", {}).get("policylang", {}).get("lint")
         doc = yaml.safe_load(text) or {}

@@ -1,0 +1,148 @@
+"""Hostile input (issue 29): what a pull request's author may put in policies, dumps, configs
+and test files, and what every command must then do — refuse clearly (exit 2), never read
+outside the policy's tree, never quote a file that is not a policy, never hang."""
+
+import os
+from pathlib import Path
+import time
+
+import pytest
+
+from policylang.cli import main
+
+ROOT = Path(__file__).parent.parent
+EXAMPLES = ROOT / "examples"
+SECRET = "root:x:0:0:secret-token-123"
+
+
+def run(capsys, *args) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def outside(tmp_path):
+    """A secret file, a policy outside the tree, and a tree (tmp_path/tree) to put policies in."""
+    (tmp_path / "secret.txt").write_text(SECRET + "\n")
+    (tmp_path / "other.sched").write_text("policy Other\n")
+    (tmp_path / "tree").mkdir()
+    return tmp_path
+
+
+# ---- imports and uses confined ----------------------------------------------------------------
+
+@pytest.mark.parametrize("line", [
+    'import "{dir}/secret.txt" as s',
+    'import "../secret.txt" as s',
+    'import "{dir}/other.sched" as s',
+    'import "../other.sched" as s',
+    'profile p {{\n    use "../other.sched"\n}}',
+    'profile p {{\n    use "{dir}/secret.txt"\n}}',
+])
+def test_imports_and_uses_stay_in_the_policys_tree(capsys, outside, line):
+    policy = outside / "tree" / "team.sched"
+    policy.write_text("policy Team\n" + line.format(dir=outside) + "\n")
+    code, _, err = run(capsys, "check", policy)
+    assert code == 2
+    assert "error[P063]" in err
+    assert "secret-token" not in err
+
+
+def test_a_symlink_inside_the_tree_does_not_lead_out_of_it(capsys, outside):
+    (outside / "tree" / "link.sched").symlink_to(outside / "other.sched")
+    policy = outside / "tree" / "team.sched"
+    policy.write_text('policy Team\nimport "./link.sched" as o\n')
+    code, _, err = run(capsys, "check", policy)
+    assert code == 2 and "is outside the policy's directory" in err
+
+
+def test_allow_root_lets_imports_reach_another_directory(capsys, outside):
+    policy = outside / "tree" / "team.sched"
+    policy.write_text('policy Team\nimport "../other.sched" as o\n')
+    assert run(capsys, "check", policy)[0] == 2
+    code, _, err = run(capsys, "check", "--allow-root", outside, policy)
+    assert code == 0, err
+
+
+def test_files_below_the_tree_and_the_stdlib_are_reachable(capsys, outside):
+    (outside / "tree" / "lib").mkdir()
+    (outside / "tree" / "lib" / "helpers.sched").write_text("policy Helpers\ndef one() = 1\n")
+    policy = outside / "tree" / "team.sched"
+    policy.write_text('policy Team\nimport "./lib/helpers.sched" as h\nimport taint_toleration\n'
+                      'profile p {\n    use TaintToleration\n}\n')
+    code, _, err = run(capsys, "check", policy)
+    assert code == 0, err
+
+
+def test_a_profile_that_is_not_a_policy_file_is_never_quoted(capsys, outside):
+    code, _, err = run(capsys, "eval", "--profile", outside / "secret.txt", "--cluster", EXAMPLES / "cluster.yaml",
+                       "--pod", EXAMPLES / "pods" / "web.yaml")
+    assert code == 2
+    assert "error[P063]: not a .sched policy file" in err and "secret-token" not in err
+
+
+def test_a_test_files_profile_stays_in_its_directory(capsys, outside):
+    test = outside / "tree" / "x_test.yaml"
+    test.write_text(f"profile: ../other.sched\ncluster: {EXAMPLES / 'cluster.yaml'}\ntests: []\n")
+    code, _, err = run(capsys, "test", test)
+    assert code == 2
+    assert "field profile: '../other.sched' is outside the test file's directory" in err
+    code, _, err = run(capsys, "test", "--allow-root", outside, test)
+    assert code == 2 and "other.sched declares no profile" in err
+    (outside / "other.sched").write_text("policy Other\nprofile other {\n    use TaintToleration\n}\n")
+    code, _, err = run(capsys, "test", "--allow-root", outside, test)
+    assert code == 0, err
+
+
+def test_a_scheduler_name_cannot_inject_source(capsys, outside):
+    config = outside / "tree" / "config.yaml"
+    config.write_text('apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n'
+                      'profiles:\n  - schedulerName: "x {\\n}\\nprofile y {\\n    use \\"../other.sched\\"\\n"\n')
+    code, out, err = run(capsys, "plan", "--config", config, "--source")
+    assert code == 2 and out == ""
+    assert "field profiles[0].schedulerName: not a valid scheduler name" in err
+
+
+# ---- special files refused --------------------------------------------------------------------
+
+@pytest.fixture
+def fifo(tmp_path):
+    path = tmp_path / "pipe.yaml"
+    os.mkfifo(path)
+    return path
+
+
+def _fifo_commands(fifo: Path, tmp_path: Path):
+    sched_fifo = tmp_path / "pipe.sched"
+    os.mkfifo(sched_fifo)
+    return [
+        ["eval", "--cluster", fifo, "--pod", EXAMPLES / "pods" / "web.yaml"],
+        ["eval", "--cluster", EXAMPLES / "cluster.yaml", "--pod", fifo],
+        ["eval", "--config", fifo, "--cluster", EXAMPLES / "cluster.yaml", "--pod", EXAMPLES / "pods"],
+        ["eval", "--profile", sched_fifo, "--cluster", EXAMPLES / "cluster.yaml", "--pod", EXAMPLES / "pods"],
+        ["check", sched_fifo],
+        ["fmt", sched_fifo],
+        ["lint", fifo],
+        ["lint", sched_fifo],
+        ["test", fifo],
+    ]
+
+
+def test_a_fifo_is_refused_as_any_input_without_blocking(capsys, fifo, tmp_path):
+    for args in _fifo_commands(fifo, tmp_path):
+        started = time.monotonic()
+        code, _, err = run(capsys, *args)
+        assert code == 2, (args, err)
+        assert "not a regular file" in err, (args, err)
+        assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "/proc/self/environ"])
+def test_special_files_are_refused(capsys, special):
+    if not Path(special).exists():
+        pytest.skip(f"{special} does not exist here")
+    code, _, err = run(capsys, "eval", "--cluster", special, "--pod", EXAMPLES / "pods" / "web.yaml")
+    assert code == 2 and "not a regular file" in err
+    code, _, err = run(capsys, "test", special)
+    assert code == 2 and "not a regular file" in err
