@@ -6,6 +6,7 @@ executors' compiled forms) goes with it."""
 from __future__ import annotations
 
 import gc
+import os
 import tracemalloc
 from pathlib import Path
 
@@ -41,15 +42,25 @@ profile team{i} {{
 
 ROUNDS = 1000
 WARM_UP = 20
-# Each round compiles a new plan (~100 KiB of IR, memos and compiled closures, all of which
-# stayed alive before: ~140 MiB over the rounds); what may stay is a small, bounded amount.
-BOUND = 8 * 2**20
+# Each round compiles a new plan (~150 KiB of IR, memos and compiled closures, all of which
+# stayed alive before: ~150 MiB over the rounds); what may stay is a small, bounded amount
+# (the allocator's own keeping included, where the process's resident size is what is read).
+BOUND = 24 * 2**20
 
 
 def _round(i: int, objects: list, pod) -> None:
     (plan,) = compile_all(check(load_program(f"team{i}.sched", text=POLICY.format(i=i)))).values()
     decision = schedule(Executable(plan), ClusterState.build(objects), pod)
     assert decision.selected is not None
+
+
+def _resident() -> "int | None":
+    """The process's resident memory in bytes (Linux), or None where it cannot be read."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def test_compiling_a_changed_policy_a_thousand_times_holds_flat_memory():
@@ -59,13 +70,18 @@ def test_compiling_a_changed_policy_a_thousand_times_holds_flat_memory():
     for i in range(WARM_UP):    # the parser, the stdlib, the first compiled forms
         _round(i, objects, pod)
     gc.collect()
-    tracemalloc.start()
+    # The resident size where it can be read (tracing every allocation makes a round 6 times
+    # slower), else what tracemalloc traces.
+    traced = _resident() is None
+    if traced:
+        tracemalloc.start()
     try:
-        before = tracemalloc.get_traced_memory()[0]
+        before = tracemalloc.get_traced_memory()[0] if traced else _resident()
         for i in range(WARM_UP, WARM_UP + ROUNDS):
             _round(i, objects, pod)
         gc.collect()
-        grown = tracemalloc.get_traced_memory()[0] - before
+        grown = (tracemalloc.get_traced_memory()[0] if traced else _resident()) - before
     finally:
-        tracemalloc.stop()
+        if traced:
+            tracemalloc.stop()
     assert grown < BOUND, f"{grown / 2**20:.1f} MiB more after {ROUNDS} compiles of a changed policy"
