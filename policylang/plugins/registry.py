@@ -28,11 +28,13 @@ from .. import ast
 from ..parse import parse
 from ..program import snake_case, stdlib_dir
 
-# Upstream plugins with no .sched here, because they never change where a pod goes (queue order,
-# gates, binding): a configuration may name them. Where they stand among v1.35's defaults.
+# Upstream plugins with no .sched here, because they never change where a pod goes (gates, queue
+# order, binding): a configuration may name them, at their one extension point. Where they stand
+# among v1.35's defaults.
+NO_DECISION_POINTS = {"SchedulingGates": "preEnqueue", "PrioritySort": "queueSort", "DefaultBinder": "bind"}
 NO_DECISION_BEFORE = ("SchedulingGates", "PrioritySort")
 NO_DECISION_AFTER = ("DefaultBinder",)
-NO_DECISION = frozenset(NO_DECISION_BEFORE + NO_DECISION_AFTER)
+NO_DECISION = frozenset(NO_DECISION_POINTS)
 
 
 @attrs.frozen
