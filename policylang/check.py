@@ -16,7 +16,7 @@ import attrs
 from . import ast
 from . import builtins as bi
 from .diagnostics import PolicyError, Reporter
-from .plan import NORMALIZERS
+from .plan import EXTENSION_POINTS, NORMALIZERS
 from .program import Program
 from .source import Span
 from .types import (ANY, BOOL, DURATION, FLOAT, INT, NULL, NUMERIC, QUANTITY, SCALARS, STRING, Type,
@@ -89,6 +89,10 @@ class _Checker:
         policies = module.of_type(ast.PolicyDecl)
         for extra in policies[1:]:
             self.error("P015", "a file declares at most one policy", extra.span)
+        for point in (p for decl in policies for p in decl.implements):
+            if point not in EXTENSION_POINTS:
+                self.error("P018", f"a policy implements {', '.join(EXTENSION_POINTS)}, not '{point}'", policies[0].span,
+                           *did_you_mean(point, EXTENSION_POINTS))
         if (module.of_type(ast.Filter) or module.of_type(ast.Score) or module.of_type(ast.Rule)) and not policies:
             first = (module.of_type(ast.Filter) + module.of_type(ast.Score) + module.of_type(ast.Rule))[0]
             self.error("P016", "filters, scores and rules belong to a policy: start the file with `policy Name`",

@@ -17,8 +17,7 @@ from .parse import parse
 WIDTH = 100
 INDENT = "    "
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_PREC = ast.PRECEDENCE
-_COMPARISON = 4
+_COMPARISON = ast.PRECEDENCE["=="]
 _SHORT_SOURCE = _COMPARISON + 1  # the source of `any(t in xs)`, the right operand of `in`
 _BLOCKS = (ast.Filter, ast.Score, ast.Rule, ast.Profile)
 
@@ -56,7 +55,7 @@ def expr(e, parent: int = 0) -> str:
             return _paren(f"not {expr(e.operand, 3)}", 3, parent)
         return _paren(f"-{expr(e.operand, 8)}", 8, parent)
     if isinstance(e, ast.Binary):
-        prec = _PREC[e.op]
+        prec = ast.PRECEDENCE[e.op]
         op = "not in" if e.op == "notin" else e.op
         if e.op == "??":  # right-associative
             left, right = expr(e.left, prec + 1), expr(e.right, prec)
@@ -135,7 +134,7 @@ def _comprehension(e: ast.Comprehension, parts: list) -> str:
 
 def _needs_parens(e, parent: int) -> bool:
     if isinstance(e, ast.Binary):
-        return _PREC[e.op] < parent
+        return ast.PRECEDENCE[e.op] < parent
     if isinstance(e, ast.Unary):
         return (3 if e.op == "not" else 8) < parent
     return isinstance(e, ast.If) and parent > 0
@@ -154,12 +153,12 @@ def layout(e, indent: str, lead: str, parent: int = 0) -> list[str]:
         return lines
     if isinstance(e, ast.Binary) and e.op in ("and", "or"):
         operands = _chain(e, e.op)
-        lines = layout(operands[0], indent, lead, _PREC[e.op])
+        lines = layout(operands[0], indent, lead, ast.PRECEDENCE[e.op])
         for operand in operands[1:]:
-            lines += layout(operand, hang, f"{e.op} ", _PREC[e.op] + 1)
+            lines += layout(operand, hang, f"{e.op} ", ast.PRECEDENCE[e.op] + 1)
         return lines
     if isinstance(e, ast.Binary):
-        prec = _PREC[e.op]
+        prec = ast.PRECEDENCE[e.op]
         op = "not in" if e.op == "notin" else e.op
         left_parent = prec + 1 if e.op == "??" or prec == _COMPARISON else prec
         right_parent = prec if e.op == "??" else prec + 1

@@ -6,8 +6,6 @@ from . import plan as P
 from .ast import PRECEDENCE
 from .builtins import to_string
 
-_PRECEDENCE = PRECEDENCE
-
 
 def plan_text(plan: P.Plan, notes=None) -> str:
     """The plan, one line per step; ``notes(ir, per_node) -> lines``, when given, adds lines of
@@ -99,7 +97,7 @@ def expr_text(ir, parent: int = 0) -> str:
     if isinstance(ir, P.GetIndex):
         return f"{expr_text(ir.target, 9)}[{expr_text(ir.key)}]"
     if isinstance(ir, P.Op):
-        prec = _PRECEDENCE[ir.op]
+        prec = PRECEDENCE[ir.op]
         op = "not in" if ir.op == "notin" else ir.op
         text = f"{expr_text(ir.left, prec)} {op} {expr_text(ir.right, prec + 1)}"
         return f"({text})" if prec < parent else text

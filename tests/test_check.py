@@ -52,6 +52,13 @@ def test_several_errors_in_one_file_are_all_reported(tmp_path):
     assert [(d.span.line, d.code) for d in err.diagnostics] == [(3, "P013"), (3, "P013"), (4, "P012")]
 
 
+def test_a_policy_implements_only_extension_points_that_decide(tmp_path):
+    err = diagnose("policy P implements scores\nfilter f {\n  reject when true reason \"r\"\n}\n", "points.sched", tmp_path)
+    assert [(d.span.line, d.code) for d in err.diagnostics] == [(1, "P018")]
+    assert "help: did you mean 'score'?" in err.render()
+    check(load_program(tmp_path / "points.sched", text="policy P implements score assumes filter P\n"))
+
+
 def test_import_cycle_is_reported(tmp_path):
     (tmp_path / "a.sched").write_text('import "./b.sched" as b\n')
     (tmp_path / "b.sched").write_text('import "./a.sched" as a\n')

@@ -26,13 +26,16 @@ import attrs
 
 from .. import ast
 from ..parse import parse
+from ..plan import EXTENSION_POINTS
 from ..program import snake_case, stdlib_dir
 
-# Upstream plugins with no .sched here, because they never change where a pod goes (queue order,
-# gates, binding): a configuration may name them. Where they stand among v1.35's defaults.
+# Upstream plugins with no .sched here, because they never change where a pod goes (gates, queue
+# order, binding): a configuration may name them, at their one extension point. Where they stand
+# among v1.35's defaults.
+NO_DECISION_POINTS = {"SchedulingGates": "preEnqueue", "PrioritySort": "queueSort", "DefaultBinder": "bind"}
 NO_DECISION_BEFORE = ("SchedulingGates", "PrioritySort")
 NO_DECISION_AFTER = ("DefaultBinder",)
-NO_DECISION = frozenset(NO_DECISION_BEFORE + NO_DECISION_AFTER)
+NO_DECISION = frozenset(NO_DECISION_POINTS)
 
 
 @attrs.frozen
@@ -52,14 +55,12 @@ def _companion(stem: str) -> "ModuleType | None":
     return importlib.import_module(name) if importlib.util.find_spec(name) is not None else None
 
 
-POINTS = ("filter", "score", "postFilter")
-
-
 def _points(module: ast.Module, companion) -> frozenset:
     rules = module.of_type(ast.Rule)
     points = set(module.policy.implements)
-    if not points <= set(POINTS):
-        raise ValueError(f"{module.path}: a policy implements {', '.join(POINTS)}, not {', '.join(sorted(points))}")
+    if not points <= set(EXTENSION_POINTS):
+        raise ValueError(f"{module.path}: a policy implements {', '.join(EXTENSION_POINTS)}, not "
+                         f"{', '.join(sorted(points - set(EXTENSION_POINTS)))}")
     if module.of_type(ast.Filter) or any(isinstance(s, (ast.Require, ast.Spread)) for r in rules for s in r.body):
         points.add("filter")
     if module.of_type(ast.Score) or any(isinstance(s, ast.Prefer) for r in rules for s in r.body):

@@ -11,7 +11,7 @@ from ..registry import rule
 # Extension points whose plugins we know exactly, and who implements them.
 POINT_NEEDS = {"filter": "filter", "preFilter": "filter", "score": "score", "preScore": "score",
                "postFilter": "postFilter"}
-SINGLE_PLUGIN_POINTS = {"queueSort": {"PrioritySort"}, "bind": {"DefaultBinder"}, "preEnqueue": {"SchedulingGates"}}
+SINGLE_PLUGIN_POINTS = {point: {name} for name, point in registry.NO_DECISION_POINTS.items()}
 
 CONFIG_HEAD = """
 apiVersion: kubescheduler.config.k8s.io/v1
