@@ -311,7 +311,7 @@ def _call(ir: P.CallBuiltin, sub):
     b = bi.REGISTRY[ir.name]
     args = [sub(a) for a in ir.args]
     form = getattr(builtin_forms, b.vector) if b.vector is not None else None
-    impl = b.impl
+    impl, needs_state = b.impl, b.needs_state
 
     def run(venv, n):
         values = [a(venv, n) for a in args]
@@ -319,7 +319,7 @@ def _call(ir: P.CallBuiltin, sub):
             out = form(venv, values, n)
             if out is not None:
                 return out
-        if b.needs_state:
+        if needs_state:
             state = venv.get("$state")
             return elementwise(lambda *xs: impl(state, *xs), values, n)
         return elementwise(impl, values, n)
