@@ -105,7 +105,7 @@ def summary(ir, per_node: bool = True) -> str:
     facts = annotate(ir)
     if facts.params_only:
         return "once per params"
-    uniform = ("as a batch of its members" if facts.lifted and facts.long else
+    uniform = ("lifted, its members one batch when many" if facts.lifted and facts.long else
                "part by part, for its long comprehensions" if facts.batched else "once, by the reference interpreter")
     if not per_node:
         return uniform
@@ -132,11 +132,16 @@ def _keys_text(ir) -> str:
 
 def describe(ir, per_node: bool = True) -> "list[str]":
     """What the passes decided about an expression and the parts of it worth naming: the
-    largest kept parts (evaluated per node) and the long comprehensions, each with its summary."""
+    largest kept parts (evaluated per node) and the long comprehensions, each with its summary.
+    Once per pod, the parts of what the reference interpreter runs whole are not looked into."""
     lines = [summary(ir, per_node)]
     seen: set = set()
 
     def walk(x, under_kept: bool):
+        if not per_node and not isinstance(x, (P.Var, P.Const)):
+            facts = annotate(x)
+            if facts.params_only or not (facts.batched or (facts.lifted and facts.long)):
+                return
         for part in P.parts(x):
             if isinstance(part, (P.Var, P.Const)) or id(part) in seen:
                 continue
