@@ -76,7 +76,7 @@ def test_plan_vector_prints_what_the_passes_decided(capsys):
     lines = out.splitlines()
     reject = next(i for i, line in enumerate(lines) if "reject when any(t in node.spec.taints" in line)
     assert lines[reject + 1].strip() == ("vector: kept per node for good, by node.spec.taints, tolerations; "
-                                        "when nothing varies, as a batch of its members")
+                                        "when nothing varies, lifted, its members one batch when many")
     let = lines.index("        let tolerations = pod.spec.tolerations")
     assert lines[let + 1].strip() == "vector: once, by the reference interpreter"
 

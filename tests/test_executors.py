@@ -406,7 +406,7 @@ def test_comprehensions_over_what_a_pod_spec_holds_are_not_taken_apart(expr, lon
     list, the cluster's nodes say, runs as a batch) only when it holds one that may be long:
     lists read from the pod or params alone, and lists made from their members, are short."""
     from policylang import plan as P
-    from policylang.run.vector.analysis import _has_long_comprehension
+    from policylang.run.vector.analysis import has_long_comprehension
 
     text = ('policy Team\n\nparam zones: list[string] = ["a"]\n\nfilter team {\n'
             f'    let zones = params.zones\n    let value = {expr}\n'
@@ -414,7 +414,7 @@ def test_comprehensions_over_what_a_pod_spec_holds_are_not_taken_apart(expr, lon
             "profile team {\n    use Team weight 1\n}\n")
     (step,) = [s for s in _team_plan(text).plugins[0].filters[0].pod_steps
                if isinstance(s, P.LetStep) and s.name.startswith("value")]
-    assert _has_long_comprehension(step.expr) is long
+    assert has_long_comprehension(step.expr) is long
 
 
 def test_nodes_named_over_a_batch_read_alike_on_both_executors():

@@ -23,13 +23,16 @@ The modules, in the order they build on each other:
 - ``values``: Col, Rec, Seq, and taking them apart and together over sub-batches;
 - ``analysis``: what is asked of an expression before it runs (free paths, node-locality,
   long comprehensions, cheapness);
+- ``passes``: those questions as an ordered list of named passes, whose answers (``Facts``)
+  decide how an expression is compiled, and which ``policylang plan --vector`` prints;
 - ``cache``: the node cache and its keys;
 - ``comprehension``: comprehension strategies (member by member, until decided, per node,
   exploded into one batch of every node's members);
 - ``lift``: long comprehensions that are the same for every node, as a batch of their members;
 - ``builtin_forms``: builtins over columns;
 - ``forms``: the vector form of each IR node;
-- ``compile``: ``vcompile``, which puts them together.
+- ``compile``: ``vcompile``, which builds each form from its facts: a core wrapped in the
+  ``cached`` and ``per_batch`` decorators.
 """
 
 from ...builtins import POLICY_ERRORS

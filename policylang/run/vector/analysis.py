@@ -9,10 +9,10 @@ from ... import builtins as bi
 from ... import plan as P
 from ...types import DERIVED
 from ..interpret import _ARITH, field_reader
-from .values import _NUMPY_COMPARE
+from .values import NUMPY_COMPARE
 
 
-def _params_only(ir) -> bool:
+def reads_params_only(ir) -> bool:
     """Whether an expression reads nothing but its plugin's params (a check of its args, a
     default list of resources): its value is the same for every pod."""
     return P.free_vars(ir) <= {"params"} and not _reads_state(ir)
@@ -27,12 +27,12 @@ def _reads_state(ir) -> bool:
     return any(_reads_state(part) for part in P.parts(ir))
 
 
-def _cheap(ir) -> bool:
+def is_cheap(ir) -> bool:
     """Arithmetic, comparisons, logic and number conversions: over numeric and boolean columns
     one numpy operation, cheaper than looking its value up (and than recomputing it on the
     nodes whose pods changed). Such a value is not kept, its parts that are not cheap are."""
     if isinstance(ir, P.Op):
-        return ir.op in _NUMPY_COMPARE or ir.op in _ARITH or ir.op in ("and", "or")
+        return ir.op in NUMPY_COMPARE or ir.op in _ARITH or ir.op in ("and", "or")
     if isinstance(ir, P.CallBuiltin):
         return bi.REGISTRY[ir.name].cheap
     return isinstance(ir, (P.Not, P.Neg))
@@ -65,7 +65,7 @@ def node_local(ir) -> "str | None":
     return found
 
 
-def _reads(ir) -> tuple:
+def field_reads(ir) -> tuple:
     """Per free variable of ir: (name, paths), the paths as readers of the fields ir reads of
     it, none when it reads the value whole (see plan.free_paths)."""
     by_var: dict = {}
@@ -82,7 +82,7 @@ POD_SIZED = frozenset({"pod", "params"})     # what lists read from are as long 
 
 
 @P.by_identity
-def _has_long_comprehension(ir) -> bool:
+def has_long_comprehension(ir) -> bool:
     """Whether ir holds a comprehension over a list that may be long: one neither written out
     nor read from the pod or params alone (a pod's terms, containers, tolerations), or from
     members of such lists. Comprehensions over those are the reference's to run."""
@@ -91,7 +91,7 @@ def _has_long_comprehension(ir) -> bool:
 
 @P.by_identity
 def _long_within(ir, short: frozenset) -> bool:
-    """_has_long_comprehension, with the variables in ``short`` known to be pod-sized."""
+    """has_long_comprehension, with the variables in ``short`` known to be pod-sized."""
     if isinstance(ir, P.Comp):
         sized = _pod_sized(ir.source, short)
         inner = short | {ir.var} if sized else short - {ir.var}
@@ -110,13 +110,13 @@ def _pod_sized(ir, short: frozenset) -> bool:
     return P.free_vars(ir) <= short and not _reads_state(ir)
 
 
-def _arithmetic(ir) -> bool:
+def is_arithmetic(ir) -> bool:
     """Numbers, variables, fields and arithmetic on them only: nothing that is costly or could
     mean anything but a number."""
     if isinstance(ir, (P.Const, P.Var)):
         return True
     if isinstance(ir, P.GetField):
-        return _arithmetic(ir.target)
+        return is_arithmetic(ir.target)
     if isinstance(ir, P.Op) and ir.op not in _ARITH:
         return False
-    return _cheap(ir) and all(_arithmetic(part) for part in P.parts(ir))
+    return is_cheap(ir) and all(is_arithmetic(part) for part in P.parts(ir))

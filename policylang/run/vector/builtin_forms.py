@@ -10,9 +10,9 @@ import numpy as np
 
 from ... import builtins as bi
 from ...cluster.model import Node
-from .cache import _batch_nodes
+from .cache import is_batch_nodes
 from .comprehension import aggregate
-from .values import INT_LIMIT, VARYING, Col, Seq, _arr, _comparable, _num_kind, col_of
+from .values import INT_LIMIT, VARYING, Col, Seq, array_of, col_of, comparable, num_kind
 
 
 def length(venv, args, n):
@@ -26,9 +26,9 @@ def to_float(venv, args, n):
     (x,) = args
     if not isinstance(x, Col):
         return None
-    if _num_kind(x) == "float":
+    if num_kind(x) == "float":
         return x
-    if _num_kind(x) == "int":
+    if num_kind(x) == "int":
         return Col(x.a.astype(np.float64))
     return None
 
@@ -37,31 +37,31 @@ def to_int(venv, args, n):
     (x,) = args
     if not isinstance(x, Col):
         return None
-    if _num_kind(x) == "int":
+    if num_kind(x) == "int":
         return x
-    if _num_kind(x) == "float" and np.isfinite(x.a).all() and np.abs(x.a).max(initial=0) < INT_LIMIT:
+    if num_kind(x) == "float" and np.isfinite(x.a).all() and np.abs(x.a).max(initial=0) < INT_LIMIT:
         return Col(np.trunc(x.a).astype(np.int64))
     return None
 
 
 def absolute(venv, args, n):
     (x,) = args
-    return Col(np.abs(x.a)) if isinstance(x, Col) and _num_kind(x) in ("int", "float") else None
+    return Col(np.abs(x.a)) if isinstance(x, Col) and num_kind(x) in ("int", "float") else None
 
 
 def square_root(venv, args, n):
     (x,) = args
-    if isinstance(x, Col) and _num_kind(x) == "float" and (x.a >= 0).all():
+    if isinstance(x, Col) and num_kind(x) == "float" and (x.a >= 0).all():
         return Col(np.sqrt(x.a))
     return None
 
 
 def _min_max(pick):
     def run(venv, args, n):
-        if len(args) == 2 and any(isinstance(a, Col) for a in args) and _comparable(*args) and _num_kind(args[0]) in ("int", "float"):
+        if len(args) == 2 and any(isinstance(a, Col) for a in args) and comparable(*args) and num_kind(args[0]) in ("int", "float"):
             a, b = args
             # Python's min/max return the first argument on ties; same kind, same value.
-            return Col(np.asarray(pick(_arr(a), _arr(b))))
+            return Col(np.asarray(pick(array_of(a), array_of(b))))
         return None
     return run
 
@@ -80,7 +80,7 @@ def count_on_node(venv, args, n):
     if not isinstance(nodes, Col) or isinstance(namespace, VARYING) or isinstance(selector, VARYING):
         return None
     state = venv.get("$state")
-    if _batch_nodes(nodes):     # the batch's nodes: their counts read at their positions
+    if is_batch_nodes(nodes):     # the batch's nodes: their counts read at their positions
         return Col(state.count_matching_by_position(namespace, selector)[venv["$pos"]])
     each = nodes.a.tolist()
     if set(map(type, each)) != {Node}:
@@ -91,7 +91,7 @@ def count_on_node(venv, args, n):
 
 def has_image(venv, args, n):
     nodes, name = args
-    if not _batch_nodes(nodes) or isinstance(name, VARYING):
+    if not is_batch_nodes(nodes) or isinstance(name, VARYING):
         return None
     return Col(venv["$state"].image_holder_mask(name)[venv["$pos"]])
 

@@ -3,7 +3,7 @@ but nodes (and plain values), kept across pods, and the keys they are kept under
 
 What depends on a node's objects only is computed once per node; what depends on the pods on
 a node is recomputed for the nodes whose version changed (a pod bound or removed there). An
-entry is keyed by what its expression reads (``analysis.reads``): the cache keys of the
+entry is keyed by what its expression reads (``analysis.field_reads``): the cache keys of the
 columns it reads and the frozen values of the plain fields.
 """
 
@@ -19,7 +19,7 @@ from ...builtins import POLICY_ERRORS
 from ...cluster.model import Node
 from ...cluster.quantity import Quantity
 from . import tuning
-from .values import VARYING, Col, Rec, Seq, VFn, _num_kind, _where, plain_members, restrict, values_of
+from .values import VARYING, Col, Rec, Seq, VFn, num_kind, plain_members, restrict, values_of, where_true
 
 _NOWHERE = np.zeros(0, dtype=np.int64)
 
@@ -69,7 +69,7 @@ def _frozen(v, memo: dict) -> tuple:
     return hit[1], hit[2]
 
 
-def _cache_key(token, reads: tuple, venv: dict, memo: dict):
+def cache_key(token, reads: tuple, venv: dict, memo: dict):
     """What an expression's value on a node depends on besides the node: the cache keys of the
     columns it reads and the frozen values of the plain fields it reads; None when one of
     these is too large (or not a value) to be worth a key."""
@@ -163,7 +163,7 @@ class _Entry:
         if isinstance(v, Col):
             dtype, data = v.a.dtype, v.a
         else:
-            kind = _num_kind(v)
+            kind = num_kind(v)
             dtype = {"int": np.int64, "float": np.float64, "bool": bool}.get(kind, object)
             data = v
             if dtype is object:
@@ -336,8 +336,8 @@ class NodeCache:
         if pos is None:
             pos = slice(None)
         if dynamic:
-            return _where(entry.versions[pos] != state.node_versions[pos])
-        return _where(entry.versions[pos] < 0)
+            return where_true(entry.versions[pos] != state.node_versions[pos])
+        return where_true(entry.versions[pos] < 0)
 
     def _sync(self, entry: _Entry, dynamic: bool) -> None:
         """Note the entry in sync when, values just computed, every node's is up to date."""
@@ -380,7 +380,7 @@ class NodeCache:
 NODES_KEY = ("node",)   # the key of a batch's own node column (venv["$pos"] says where its nodes are)
 
 
-def _batch_nodes(v) -> bool:
+def is_batch_nodes(v) -> bool:
     return isinstance(v, Col) and v.key == NODES_KEY
 
 
@@ -393,7 +393,7 @@ def _widening(venv: dict, free) -> "tuple[str | None, list] | None":
         v = venv.get(name)
         if not isinstance(v, VARYING):
             continue
-        if _batch_nodes(v) and node is None:
+        if is_batch_nodes(v) and node is None:
             node = name
         elif isinstance(v, Col) and v.source is not None and v.source[0].complete():
             kept.append((name, v.source[0]))

@@ -16,9 +16,9 @@ from typing import Callable
 
 from ... import plan as P
 from ..interpret import compile_ir
-from .cache import _cache_key
-from .forms import FORMS, _var
-from .lift import _lifted
+from .cache import cache_key
+from .forms import FORMS, var_form
+from .lift import lifted_form
 from .passes import Facts, annotate
 from .values import VARYING, VFn, node_by_node
 
@@ -28,7 +28,7 @@ def vcompile(ir) -> VFn:
     """The vector form of an expression (one per IR object: inlined defs share theirs)."""
     # A variable or a constant is its value, varying or not: nothing to decide per call.
     if isinstance(ir, P.Var):
-        return _var(ir)
+        return var_form(ir)
     if isinstance(ir, P.Const):
         value = ir.value
         return lambda venv, n: value
@@ -43,7 +43,7 @@ def vcompile(ir) -> VFn:
     if facts.cached:
         core = cached(core, by_node, facts)
     if facts.lifted:
-        return per_batch(facts.free, _lifted(ir, vcompile, ref), core)
+        return per_batch(facts.free, lifted_form(ir, vcompile, ref), core)
     if facts.batched and vec is not None:
         return per_batch(facts.free, vec, core)
     return per_batch_by_reference(facts.free, ref, core)
@@ -79,7 +79,7 @@ def cached(form: VFn, by_node: VFn, facts: Facts) -> VFn:
     def run(venv: dict, n: int):
         cache = venv.get("$cache")
         if cache is not None and token not in cache.uncacheable:
-            key = _cache_key(token, reads, venv, cache.frozen)
+            key = cache_key(token, reads, venv, cache.frozen)
             if key is not None:
                 # Over a value that depends on the pods on a node, a value does too.
                 dynamic = not static or any(isinstance(k, int) and k < 0 for k in key)

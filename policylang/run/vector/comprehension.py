@@ -12,8 +12,8 @@ import numpy as np
 from ... import plan as P
 from ..interpret import AGGREGATES, compile_ir
 from . import tuning
-from .values import (INT_LIMIT, VARYING, Col, Seq, _abs_max, _arr, _as_mask, _num_kind, _where, col_of, merge,
-                     node_by_node, on, restrict, take, truth, values_of)
+from .values import (INT_LIMIT, VARYING, Col, Seq, abs_max, array_of, as_mask, col_of, merge, node_by_node, num_kind,
+                     on, restrict, take, truth, values_of, where_true)
 
 
 def _members(source, n: int):
@@ -26,7 +26,7 @@ def _members(source, n: int):
     return [(x, True) for x in (source or ())]
 
 
-def _comp(ir: P.Comp, sub):
+def comprehension_form(ir: P.Comp, sub):
     kind, var = ir.kind, ir.var
     source = sub(ir.source)
     element = sub(ir.element) if ir.element is not None else None
@@ -80,15 +80,15 @@ def _comp(ir: P.Comp, sub):
         full = np.fromiter((bool(x) for x in src.a), dtype=bool, count=n)
         if full.all():
             return node_by_node(ref, venv, varying, n)
-        empty = {} if kind == "group" else _AGGREGATE[kind]([])
-        some = _where(full)
+        empty = {} if kind == "group" else AGGREGATE[kind]([])
+        some = where_true(full)
         if not len(some):
             return empty
         parts = [(some, node_by_node(ref, restrict(venv, some), varying, len(some)))]
         if kind == "list":   # a list of its own for every node, as the reference makes
-            rest = _where(~full)
+            rest = where_true(~full)
             return merge(parts + [(rest, col_of([[] for _ in range(len(rest))]))], n)
-        return merge(parts + [(_where(~full), empty)], n)
+        return merge(parts + [(where_true(~full), empty)], n)
 
     def exploded(venv, n, lists, sizes):
         """Every node's members as one batch of items, each knowing its node; the answers
@@ -99,13 +99,13 @@ def _comp(ir: P.Comp, sub):
         env = restrict(venv, owner)
         env[var] = Col(np.fromiter(chain.from_iterable(lists), dtype=object, count=m))
         if kind in ("any", "all") and element is None and where is not None:
-            member, values = np.ones(m, dtype=bool), Col(_as_mask(truth(where(env, m), m), m))
+            member, values = np.ones(m, dtype=bool), Col(as_mask(truth(where(env, m), m), m))
         else:
-            member = _as_mask(member_mask(env, m, True), m)
+            member = as_mask(member_mask(env, m, True), m)
             values = on(element, env, m, member) if element is not None else env[var]
-        chosen = _where(member)
+        chosen = where_true(member)
         if kind in ("any", "all"):
-            t = _as_mask(truth(values, m), m)[chosen] if len(chosen) else np.zeros(0, dtype=bool)
+            t = as_mask(truth(values, m), m)[chosen] if len(chosen) else np.zeros(0, dtype=bool)
             hits = np.bincount(owner[chosen][t if kind == "any" else ~t], minlength=n)
             return Col(hits > 0 if kind == "any" else hits == 0)
         per_node_values: list = [[] for _ in range(n)]
@@ -113,7 +113,7 @@ def _comp(ir: P.Comp, sub):
             per_node_values[o].append(x)
         if kind == "list":
             return Col(np.fromiter(per_node_values, dtype=object, count=n))
-        return col_of([_AGGREGATE[kind](xs) for xs in per_node_values])
+        return col_of([AGGREGATE[kind](xs) for xs in per_node_values])
 
     def until_decided(venv, n, members):
         """any / all / first look at the members in order and stop, node by node, at the one
@@ -145,9 +145,9 @@ def _comp(ir: P.Comp, sub):
             if decided.all():
                 break
         if kind == "first":
-            parts = [(_where(m), take(v, _where(m)) if isinstance(v, VARYING) else v)
+            parts = [(where_true(m), take(v, where_true(m)) if isinstance(v, VARYING) else v)
                      for v, m in found]
-            rest = _where(~decided)
+            rest = where_true(~decided)
             return merge(parts + [(rest, None)], n)
         return Col(decided if want else ~decided)
 
@@ -172,7 +172,7 @@ def aggregate(kind: str, chosen: list, n: int):
 def _sum(chosen: list, n: int):
     """Sum of numbers, when every member is a number of one kind (and, for floats, every
     node has a member, so no node keeps the int 0 a sum starts from)."""
-    kinds = {_num_kind(v) for v, _ in chosen}
+    kinds = {num_kind(v) for v, _ in chosen}
     if not chosen or len(kinds) != 1 or kinds & {None, "bool"}:
         return None
     kind = kinds.pop()
@@ -182,12 +182,12 @@ def _sum(chosen: list, n: int):
             present |= m
         if not present.all():
             return None
-    bound = sum(_abs_max(v) for v, _ in chosen) if kind == "int" else 0
+    bound = sum(abs_max(v) for v, _ in chosen) if kind == "int" else 0
     if bound >= INT_LIMIT:
         return None
     total = np.zeros(n, dtype=np.int64 if kind == "int" else np.float64)
     for v, m in chosen:
-        x = _arr(v)
+        x = array_of(v)
         total = total + (x if m is True else np.where(m, x, 0))
     return Col(total)
 
@@ -198,9 +198,9 @@ def _per_node_aggregate(kind: str, chosen: list, n: int):
     out = []
     for i in range(n):
         xs = [vs[i] for vs, ms in zip(values, masks) if ms[i]]
-        out.append(_AGGREGATE[kind](xs))
+        out.append(AGGREGATE[kind](xs))
     return col_of(out)
 
 
 # The reference's aggregates, and answers for a list with no members.
-_AGGREGATE = {**AGGREGATES, "list": list, "count": len, "group": lambda xs: {}}
+AGGREGATE = {**AGGREGATES, "list": list, "count": len, "group": lambda xs: {}}

@@ -18,15 +18,15 @@ from ... import builtins as bi
 from ... import plan as P
 from ...builtins import POLICY_ERRORS
 from ..interpret import _ARITH, _api_attrs, _contains, _order, compile_ir, field_reader, index_value
-from .analysis import _arithmetic
 from . import builtin_forms
-from .comprehension import _comp
-from .values import (_NUMPY_COMPARE, VARYING, Col, Rec, Seq, VFn, _arith_ok, _arr, _bool_value, _comparable, _listy,
-                     _num_kind, _numeric_arith, _where, as_seq, codes_of, col_of, elementwise, merge, node_by_node,
-                     restrict, take, truth, values_of)
+from .analysis import is_arithmetic
+from .comprehension import comprehension_form
+from .values import (NUMPY_COMPARE, VARYING, Col, Rec, Seq, VFn, arith_ok, array_of, as_seq, bool_value, codes_of,
+                     col_of, comparable, elementwise, is_listy, merge, node_by_node, num_kind, numeric_arith, restrict,
+                     take, truth, values_of, where_true)
 
 
-def _var(ir):
+def var_form(ir):
     name = ir.name
     return lambda venv, n: venv[name]
 
@@ -96,11 +96,11 @@ def _member(seq: Seq, k: int, n: int):
     for item, m in zip(seq.items, seq.masks):
         hit = (before == k) if m is True else (m & (before == k))
         if hit.any():
-            sel = _where(hit)
+            sel = where_true(hit)
             parts.append((sel, take(item, sel) if isinstance(item, VARYING) else item))
             taken |= hit
         before = before + (1 if m is True else m)
-    return merge(parts + [(_where(~taken), None)], n)
+    return merge(parts + [(where_true(~taken), None)], n)
 
 
 def _op(ir: P.Op, sub):
@@ -112,9 +112,9 @@ def _op(ir: P.Op, sub):
             if not isinstance(a, np.ndarray):
                 if a == (op == "or"):
                     return a
-                return _bool_value(truth(right(venv, n), n), n)
+                return bool_value(truth(right(venv, n), n), n)
             undecided = a if op == "and" else ~a
-            sel = _where(undecided)
+            sel = where_true(undecided)
             if not len(sel):
                 return Col(a)
             b = truth(right(restrict(venv, sel, right_reads), len(sel)), len(sel))
@@ -135,19 +135,19 @@ def _op(ir: P.Op, sub):
                 filler = ir.right.value
                 return col_of([filler if x is None else x for x in a.a.tolist()])
             missing = np.fromiter(map(is_, a.a.tolist(), repeat(None)), dtype=bool, count=n)
-            sel = _where(missing)
+            sel = where_true(missing)
             if not len(sel):
                 return a
-            keep = _where(~missing)
+            keep = where_true(~missing)
             return merge([(keep, take(a, keep)), (sel, right(restrict(venv, sel, right_reads), len(sel)))], n)
         return coalesce
-    if op in _NUMPY_COMPARE:
-        compare = _NUMPY_COMPARE[op]
+    if op in NUMPY_COMPARE:
+        compare = NUMPY_COMPARE[op]
 
         def cmp(venv, n):
             a, b = left(venv, n), right(venv, n)
-            if (isinstance(a, Col) or isinstance(b, Col)) and _comparable(a, b) and (op in ("==", "!=") or _num_kind(a) != "bool"):
-                return Col(np.asarray(compare(_arr(a), _arr(b)), dtype=bool))
+            if (isinstance(a, Col) or isinstance(b, Col)) and comparable(a, b) and (op in ("==", "!=") or num_kind(a) != "bool"):
+                return Col(np.asarray(compare(array_of(a), array_of(b)), dtype=bool))
             if op in ("==", "!="):
                 return _equal_each(a, b, n, op == "!=")
             return elementwise(lambda x, y: _order(op, x, y), [a, b], n)
@@ -177,11 +177,11 @@ def _op(ir: P.Op, sub):
 
     def calc(venv, n):
         a, b = left(venv, n), right(venv, n)
-        if op == "+" and _listy(a) and _listy(b) and (isinstance(a, Seq) or isinstance(b, Seq)):
+        if op == "+" and is_listy(a) and is_listy(b) and (isinstance(a, Seq) or isinstance(b, Seq)):
             a, b = as_seq(a), as_seq(b)
             return Seq(a.items + b.items, a.masks + b.masks)
-        if (isinstance(a, Col) or isinstance(b, Col)) and _arith_ok(op, a, b):
-            return Col(np.asarray(_numeric_arith(op, a, b)))
+        if (isinstance(a, Col) or isinstance(b, Col)) and arith_ok(op, a, b):
+            return Col(np.asarray(numeric_arith(op, a, b)))
         return elementwise(lambda x, y: None if x is None or y is None else arith(x, y), [a, b], n)
     return calc
 
@@ -225,7 +225,7 @@ def _neg(ir: P.Neg, sub):
 
     def run(venv, n):
         v = operand(venv, n)
-        if isinstance(v, Col) and _num_kind(v) in ("int", "float"):
+        if isinstance(v, Col) and num_kind(v) in ("int", "float"):
             return Col(-v.a)
         return elementwise(lambda x: None if x is None else -x, [v], n)
     return run
@@ -236,7 +236,7 @@ def _cond(ir: P.Cond, sub):
     then_reads, else_reads = P.free_vars(ir.then), P.free_vars(ir.else_)
     # Branches of arithmetic on numbers: both computed over the batch and picked from, when
     # neither fails anywhere (cheaper than a sub-batch each, and the values are the same).
-    arithmetic = _arithmetic(ir.then) and _arithmetic(ir.else_)
+    arithmetic = is_arithmetic(ir.then) and is_arithmetic(ir.else_)
 
     def run(venv, n):
         c = truth(cond(venv, n), n)
@@ -246,7 +246,7 @@ def _cond(ir: P.Cond, sub):
             picked = _picked(c, then, else_, venv, n)
             if picked is not None:
                 return picked
-        yes, no = _where(c), _where(~c)
+        yes, no = where_true(c), where_true(~c)
         parts = []
         if len(yes):
             parts.append((yes, then(restrict(venv, yes, then_reads), len(yes)) if len(yes) < n else then(venv, n)))
@@ -263,10 +263,10 @@ def _picked(c: np.ndarray, then: VFn, else_: VFn, venv: dict, n: int) -> "Col | 
         a, b = then(dict(venv), n), else_(dict(venv), n)
     except POLICY_ERRORS:
         return None
-    kind = _num_kind(a)
-    if kind not in ("int", "float") or _num_kind(b) != kind:
+    kind = num_kind(a)
+    if kind not in ("int", "float") or num_kind(b) != kind:
         return None
-    return Col(np.where(c, _arr(a), _arr(b)))
+    return Col(np.where(c, array_of(a), array_of(b)))
 
 
 def _list(ir: P.MakeList, sub):
@@ -311,7 +311,7 @@ def _call(ir: P.CallBuiltin, sub):
     b = bi.REGISTRY[ir.name]
     args = [sub(a) for a in ir.args]
     form = getattr(builtin_forms, b.vector) if b.vector is not None else None
-    impl = b.impl
+    impl, needs_state = b.impl, b.needs_state
 
     def run(venv, n):
         values = [a(venv, n) for a in args]
@@ -319,7 +319,7 @@ def _call(ir: P.CallBuiltin, sub):
             out = form(venv, values, n)
             if out is not None:
                 return out
-        if b.needs_state:
+        if needs_state:
             state = venv.get("$state")
             return elementwise(lambda *xs: impl(state, *xs), values, n)
         return elementwise(impl, values, n)
@@ -355,6 +355,6 @@ def _text(x) -> str:
 # (Var and Const are their own vector forms: see vcompile.)
 FORMS = {
     P.GetField: _field, P.GetIndex: _index, P.Op: _op, P.Not: _not, P.Neg: _neg,
-    P.Cond: _cond, P.MakeList: _list, P.MakeMap: _map, P.Comp: _comp, P.Fold: _fold,
+    P.Cond: _cond, P.MakeList: _list, P.MakeMap: _map, P.Comp: comprehension_form, P.Fold: _fold,
     P.CallBuiltin: _call, P.Bind: _bind, P.Format: _format,
 }

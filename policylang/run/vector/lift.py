@@ -12,16 +12,16 @@ from ... import plan as P
 from ...builtins import POLICY_ERRORS
 from ..interpret import _truthy, compile_ir
 from . import tuning
-from .analysis import _has_long_comprehension
+from .analysis import has_long_comprehension
 from .cache import NODES_KEY, NodeCache, by_position, node_positions
-from .comprehension import _AGGREGATE
+from .comprehension import AGGREGATE
 from .values import VARYING, Col, col_of, on, truth, values_of
 
 
-_MEMBERS = "$members"   # see _lifted
+_MEMBERS = "$members"   # see lifted_form
 
 
-def _lifted(ir: P.Comp, sub, ref: Callable):
+def lifted_form(ir: P.Comp, sub, ref: Callable):
     """A comprehension that is the same for every node (a pod-stage one over the cluster's
     nodes, say) but long: its members form a batch of their own, evaluated at once."""
     kind, var = ir.kind, ir.var
@@ -31,7 +31,7 @@ def _lifted(ir: P.Comp, sub, ref: Callable):
     by = sub(ir.by) if ir.by is not None else None
     # A short list whose members' parts hold nothing to lift is the reference's loop, over the
     # members already computed.
-    nothing_to_lift = not any(_has_long_comprehension(x) for x in (ir.element, ir.where, ir.by) if x is not None)
+    nothing_to_lift = not any(has_long_comprehension(x) for x in (ir.element, ir.where, ir.by) if x is not None)
     given = compile_ir(P.Comp(kind, var, P.Var(_MEMBERS), ir.element, ir.where, ir.by)) if nothing_to_lift else None
 
     def lift(venv: dict, n: int):
@@ -40,7 +40,7 @@ def _lifted(ir: P.Comp, sub, ref: Callable):
             return ref(venv)
         if element is None and where is None and kind != "group":    # max(xs), sum(xs): no batch needed
             try:
-                return _AGGREGATE[kind](seq)
+                return AGGREGATE[kind](seq)
             except POLICY_ERRORS:
                 return ref(venv)
         if len(seq) < tuning.LIFT_MIN:
@@ -64,7 +64,7 @@ def _lifted(ir: P.Comp, sub, ref: Callable):
                 return bool(hits.any()) if kind == "any" else bool(hits.all())
             mask = truth(where(env, m), m) if where is not None else True
             if mask is False or (isinstance(mask, np.ndarray) and not mask.any()):
-                return _AGGREGATE[kind]([])
+                return AGGREGATE[kind]([])
             values = values_of(on(element, env, m, mask), m) if element is not None else list(seq)
             if mask is not True:
                 values = list(compress(values, mask.tolist()))
@@ -79,7 +79,7 @@ def _lifted(ir: P.Comp, sub, ref: Callable):
                 return groups
         except POLICY_ERRORS:
             return ref(venv)    # the reference stops where it stops; its error, if any, is the answer
-        return _AGGREGATE[kind](values)
+        return AGGREGATE[kind](values)
 
     def one_by_one(venv: dict, seq):
         """The reference's loop, its parts in vector form (they may hold long comprehensions)."""
@@ -105,5 +105,5 @@ def _lifted(ir: P.Comp, sub, ref: Callable):
                 out.append(v)
         if quantifier or kind in ("any", "all"):
             return kind == "all"
-        return groups if kind == "group" else _AGGREGATE[kind](out)
+        return groups if kind == "group" else AGGREGATE[kind](out)
     return lift

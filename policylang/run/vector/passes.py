@@ -13,18 +13,18 @@ import attrs
 
 from ... import plan as P
 from ...plan_text import expr_text
-from .analysis import _cheap, _has_long_comprehension, _params_only, _reads, node_local
+from .analysis import field_reads, has_long_comprehension, is_cheap, node_local, reads_params_only
 
 
 @attrs.define(slots=True)
 class Facts:
     """What the passes decided about one expression."""
     free: tuple = ()            # its free variables, sorted
-    reads: tuple = ()           # per free variable, the field paths it reads (analysis._reads)
+    reads: tuple = ()           # per free variable, the field paths it reads (analysis.field_reads)
     params_only: bool = False   # reads only its plugin's params: once per params object
     locality: "str | None" = None   # "static" (nodes only), "dynamic" (also their pods), None (more)
     renaming: bool = False      # a def applied to variables: its body under other names
-    cheap: bool = False         # one numpy operation over numeric columns (analysis._cheap)
+    cheap: bool = False         # one numpy operation over numeric columns (analysis.is_cheap)
     long: bool = False          # holds a comprehension over what may be a long list
     cached: bool = False        # its value is kept per node in the node cache
     lifted: bool = False        # a comprehension that runs as a batch of its members when nothing varies
@@ -35,12 +35,12 @@ def free_paths(ir, facts: Facts) -> None:
     """What of its variables an expression reads: whether anything it reads varies by node,
     and what a cached value is keyed by. Needs nothing."""
     facts.free = tuple(sorted(P.free_vars(ir)))
-    facts.reads = _reads(ir)
+    facts.reads = field_reads(ir)
 
 
 def params_only(ir, facts: Facts) -> None:
     """An expression of its plugin's params alone is the same for every pod. Needs nothing."""
-    facts.params_only = _params_only(ir)
+    facts.params_only = reads_params_only(ir)
 
 
 def node_locality(ir, facts: Facts) -> None:
@@ -52,14 +52,14 @@ def node_locality(ir, facts: Facts) -> None:
 def cheapness(ir, facts: Facts) -> None:
     """Arithmetic, comparisons, logic and cheap builtins cost less than a cache look-up; a def
     applied to variables is its body, whose own entry is enough. Needs nothing."""
-    facts.cheap = _cheap(ir)
+    facts.cheap = is_cheap(ir)
     facts.renaming = isinstance(ir, P.Bind) and all(isinstance(v, P.Var) for v in ir.values)
 
 
 def long_comprehensions(ir, facts: Facts) -> None:
     """Whether it holds a comprehension over a list not read from the pod or params alone.
     Needs nothing."""
-    facts.long = _has_long_comprehension(ir)
+    facts.long = has_long_comprehension(ir)
 
 
 def caching(ir, facts: Facts) -> None:
@@ -105,7 +105,7 @@ def summary(ir, per_node: bool = True) -> str:
     facts = annotate(ir)
     if facts.params_only:
         return "once per params"
-    uniform = ("as a batch of its members" if facts.lifted and facts.long else
+    uniform = ("lifted, its members one batch when many" if facts.lifted and facts.long else
                "part by part, for its long comprehensions" if facts.batched else "once, by the reference interpreter")
     if not per_node:
         return uniform
@@ -132,11 +132,16 @@ def _keys_text(ir) -> str:
 
 def describe(ir, per_node: bool = True) -> "list[str]":
     """What the passes decided about an expression and the parts of it worth naming: the
-    largest kept parts (evaluated per node) and the long comprehensions, each with its summary."""
+    largest kept parts (evaluated per node) and the long comprehensions, each with its summary.
+    Once per pod, the parts of what the reference interpreter runs whole are not looked into."""
     lines = [summary(ir, per_node)]
     seen: set = set()
 
     def walk(x, under_kept: bool):
+        if not per_node and not isinstance(x, (P.Var, P.Const)):
+            facts = annotate(x)
+            if facts.params_only or not (facts.batched or (facts.lifted and facts.long)):
+                return
         for part in P.parts(x):
             if isinstance(part, (P.Var, P.Const)) or id(part) in seen:
                 continue

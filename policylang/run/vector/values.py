@@ -162,7 +162,7 @@ def restrict(venv: dict, sel: np.ndarray, names: "frozenset | None" = None) -> d
     return out
 
 
-def _listy(v) -> bool:
+def is_listy(v) -> bool:
     return isinstance(v, (Seq, list, tuple))
 
 
@@ -176,7 +176,7 @@ def merge(parts: list, n: int):
     if len(parts) == 1:
         sel, v = parts[0]
         return v if not isinstance(v, VARYING) else expand(v, sel, n)
-    if all(_listy(v) for _, v in parts):
+    if all(is_listy(v) for _, v in parts):
         # Lists on either side: one Seq of both sides' members, each where its side holds.
         items, masks = [], []
         for sel, v in parts:
@@ -186,7 +186,7 @@ def merge(parts: list, n: int):
             items += seq.items
             masks += [where if m is True else m & where for m in seq.masks]
         return Seq(items, masks)
-    kinds = {_num_kind(v) for _, v in parts}
+    kinds = {num_kind(v) for _, v in parts}
     if len(kinds) == 1 and None not in kinds:
         kind = kinds.pop()
         a = np.empty(n, dtype=np.int64 if kind == "int" else np.float64 if kind == "float" else bool)
@@ -200,7 +200,7 @@ def merge(parts: list, n: int):
     return col_of(out)
 
 
-def _num_kind(v) -> "str | None":
+def num_kind(v) -> "str | None":
     """int / float / bool for numeric columns and plain numbers, else None."""
     if isinstance(v, Col):
         k = v.a.dtype.kind
@@ -214,18 +214,18 @@ def _num_kind(v) -> "str | None":
     return None
 
 
-def _where(mask: np.ndarray) -> np.ndarray:
+def where_true(mask: np.ndarray) -> np.ndarray:
     """np.flatnonzero of a 1-d mask, without its Python-level wrappers (tens of calls a pod)."""
     return mask.nonzero()[0]
 
 
-def _abs_max(v) -> int:
+def abs_max(v) -> int:
     """The largest absolute value of a number or numeric column (0 for an empty one)."""
-    a = _arr(v)
+    a = array_of(v)
     return int(np.abs(a).max(initial=0)) if isinstance(a, np.ndarray) else abs(a)
 
 
-def _arr(v):
+def array_of(v):
     return v.a if isinstance(v, Col) else v
 
 
@@ -243,42 +243,42 @@ def truth(v, n: int):
     return _truthy(v)
 
 
-def _bool_value(t, n: int):
+def bool_value(t, n: int):
     return Col(t) if isinstance(t, np.ndarray) else bool(t)
 
 
-def _as_mask(t, n: int) -> np.ndarray:
+def as_mask(t, n: int) -> np.ndarray:
     return t if isinstance(t, np.ndarray) else np.full(n, bool(t))
 
 
-_NUMPY_COMPARE = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
+NUMPY_COMPARE = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
                   ">": np.greater, ">=": np.greater_equal}
 
 
-def _comparable(a, b) -> bool:
-    ka, kb = _num_kind(a), _num_kind(b)
+def comparable(a, b) -> bool:
+    ka, kb = num_kind(a), num_kind(b)
     if ka is None or kb is None or "bool" in (ka, kb):
         return ka == kb == "bool"
     if ka == kb:
         return True
     ints = a if ka == "int" else b
-    return _abs_max(ints) < FLOAT_EXACT
+    return abs_max(ints) < FLOAT_EXACT
 
 
-def _arith_ok(op: str, a, b) -> bool:
-    ka, kb = _num_kind(a), _num_kind(b)
+def arith_ok(op: str, a, b) -> bool:
+    ka, kb = num_kind(a), num_kind(b)
     if ka not in ("int", "float") or kb not in ("int", "float"):
         return False
     if ka == kb == "int":
-        x = _abs_max(a)
-        y = _abs_max(b)
+        x = abs_max(a)
+        y = abs_max(b)
         bound = x * y if op == "*" else x + y
         return bound < INT_LIMIT
-    return _comparable(a, b)
+    return comparable(a, b)
 
 
-def _numeric_arith(op: str, a, b):
-    x, y = _arr(a), _arr(b)
+def numeric_arith(op: str, a, b):
+    x, y = array_of(a), array_of(b)
     if op == "+":
         return x + y
     if op == "-":
@@ -288,11 +288,11 @@ def _numeric_arith(op: str, a, b):
     if np.any(np.asarray(y) == 0):
         raise EvalError("division by zero")
     if op == "/":
-        if _num_kind(a) == _num_kind(b) == "int":
+        if num_kind(a) == num_kind(b) == "int":
             q = np.abs(x) // np.abs(y)
             return np.where((np.asarray(x) >= 0) == (np.asarray(y) >= 0), q, -q)
         return np.true_divide(x, y)
-    if _num_kind(a) == _num_kind(b) == "int":
+    if num_kind(a) == num_kind(b) == "int":
         q = np.abs(x) // np.abs(y)
         q = np.where((np.asarray(x) >= 0) == (np.asarray(y) >= 0), q, -q)
         return x - y * q
@@ -316,7 +316,7 @@ def on(fn: VFn, venv: dict, n: int, mask, names: "frozenset | None" = None):
     result as a batch-wide value."""
     if mask is True:
         return fn(venv, n)
-    sel = _where(mask)
+    sel = where_true(mask)
     if len(sel) == n:
         return fn(venv, n)
     if not len(sel):
