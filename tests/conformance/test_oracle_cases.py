@@ -2,7 +2,8 @@
 kube-scheduler's framework disagreed, each fixed in policylang and pinned here with the
 oracle's output as its expectation (default_profile_oracle.yaml).
 
-Each case is a whole scenario (objects, the pod, whether preemption runs) decided by the
+Each case is a whole scenario (objects, the pod, whether preemption runs, the percentage of
+nodes to score when the case samples nodes) decided by the
 default profile; ``expect`` holds the parts of :func:`oracle.comparable` that disagreed, as
 the oracle printed them. When the oracle is available, the expectations are also checked
 against it, so that a pinned expectation cannot drift from upstream's answer.
@@ -22,6 +23,7 @@ from policylang import Executable, load_plans, schedule
 from policylang.cluster.load import structure_object
 from policylang.cluster.state import ClusterState
 from policylang.report import decision_json
+from policylang.run.schedule import Sampling
 
 CASES = Path(__file__).parent / "default_profile_oracle.yaml"
 
@@ -36,7 +38,8 @@ def _policylang(case) -> dict:
     objects = [structure_object(json.loads(json.dumps(o)), "<case>") for o in case["objects"]]
     pod = structure_object(json.loads(json.dumps(case["pod"])), "<case>")
     exe = Executable(load_plans()["default-scheduler"])
-    d = schedule(exe, ClusterState.build(objects), pod, preemption=case.get("preemption", True))
+    sampling = Sampling(case["percentage"]) if "percentage" in case else None
+    d = schedule(exe, ClusterState.build(objects), pod, preemption=case.get("preemption", True), sampling=sampling)
     return comparable(json.loads(json.dumps(decision_json(d))))
 
 
@@ -74,5 +77,6 @@ def oracle():
 
 @pytest.mark.parametrize("case", list(_cases()))
 def test_expectation_is_the_oracles(oracle, case):
-    (result,) = oracle.run(case["objects"], [case["pod"]], preemption=case.get("preemption", True))["results"]
+    (result,) = oracle.run(case["objects"], [case["pod"]], preemption=case.get("preemption", True),
+                           percentage=case.get("percentage"))["results"]
     assert _normal(_subset(comparable(result), case["expect"])) == _normal(case["expect"])
