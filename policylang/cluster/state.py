@@ -45,6 +45,9 @@ class ClusterState:
         self.nominated: dict[str, model.Pod] = {}
         self.pods_by_node: dict[str, list[model.Pod]] = {}
         self._tree_order: list[model.Node] | None = None
+        # Node names in the order the objects came (the dump's order), as the scheduler's cache
+        # sees nodes arrive: the order of its node tree, which node sampling walks.
+        self._arrival: list[str] = []
         # Per node (in name order), a counter bumped whenever a pod arrives or leaves: what an
         # executor's cache of per-node values checks to know which nodes to recompute.
         self.node_index: dict[str, int] = {}
@@ -77,6 +80,7 @@ class ClusterState:
         for obj in objects:
             if isinstance(obj, model.Node):
                 state.nodes[obj.name] = obj
+                state._arrival.append(obj.name)
             elif isinstance(obj, model.Pod):
                 pods.append(obj)
             elif isinstance(obj, model.Namespace):
@@ -148,10 +152,11 @@ class ClusterState:
 
     def node_tree_order(self) -> list[model.Node]:
         """The scheduler cache's node list: zones in order of first appearance, one node of
-        each zone in turn (its nodeTree), zones keyed by region and zone labels."""
+        each zone in turn (its nodeTree), zones keyed by region and zone labels; nodes in the
+        order they arrived (the dump's order, not their names')."""
         if self._tree_order is None:
             zones: dict[str, list[model.Node]] = {}
-            for node in self.nodes.values():
+            for node in self.nodes_as_arrived():
                 zones.setdefault(zone_key(node), []).append(node)
             columns = list(zones.values())
             depth = max((len(c) for c in columns), default=0)
@@ -180,9 +185,16 @@ class ClusterState:
         return attrs.evolve(pod, spec=attrs.evolve(pod.spec, priority=value,
                                                    preemption_policy=policy or "PreemptLowerPriority"))
 
+    def nodes_as_arrived(self) -> list[model.Node]:
+        """The nodes in the order they came (nodes added since, by name, after them)."""
+        arrived = [self.nodes[n] for n in dict.fromkeys(self._arrival) if n in self.nodes]
+        seen = {n.metadata.name for n in arrived}
+        return arrived + [n for n in self.nodes.values() if n.metadata.name not in seen]
+
     def objects(self) -> list:
-        """Every object of the state, pods last: what `build` makes this state again from."""
-        return [*self.nodes.values(), *self.namespaces.values(), *self.priority_classes.values(),
+        """Every object of the state, pods last: what `build` makes this state again from (nodes
+        in the order they came, which node sampling walks)."""
+        return [*self.nodes_as_arrived(), *self.namespaces.values(), *self.priority_classes.values(),
                 *self.services, *self.workloads, *self.pdbs, *self.storage_classes.values(),
                 *self.persistent_volumes.values(), *self.claims.values(), *self.csi_nodes.values(),
                 *self.csi_drivers.values(), *self.csi_storage_capacities, *self.volume_attachments, *self.pods]

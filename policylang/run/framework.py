@@ -57,12 +57,24 @@ def truthy(v) -> bool:
     return v is not None and v is not False
 
 
+# The framework's words for a plugin's Error status at each extension point
+# (pkg/scheduler/framework/runtime/framework.go), which become the pod's message.
+ERROR_AT = {
+    "PreFilter": 'running PreFilter plugin "{plugin}": {error}',
+    "filter": 'running "{plugin}" filter plugin: {error}',
+    "PreScore": 'running PreScore plugin "{plugin}": {error}',
+    "Score": 'running Score plugins: plugin "{plugin}" failed with: {error}',
+    "NormalizeScore": 'running Normalize on Score plugins: plugin "{plugin}" failed with: {error}',
+}
+
+
 def call(fn, env, plugin: str, point: str):
     """A compiled expression run at an extension point; a policy error becomes the Error status."""
     try:
         return fn(env)
     except POLICY_ERRORS as err:
-        raise PlanRuntimeError(f'running {point} of plugin "{plugin}": {error_text(err)}') from None
+        words = ERROR_AT.get(point, 'running {point} of plugin "{plugin}": {error}')
+        raise PlanRuntimeError(words.format(point=point, plugin=plugin, error=error_text(err))) from None
 
 
 @attrs.frozen

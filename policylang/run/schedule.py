@@ -76,8 +76,9 @@ def run_scores(exe: Executable, pre: PreFilterOutcome, feasible: list[Node],
         out_of_range = np.flatnonzero((column < 0) | (column > MAX_NODE_SCORE))
         if len(out_of_range):
             norm = normalized[out_of_range[0]]
-            raise PlanRuntimeError(f'plugin "{plugin.name}" returns an invalid score {norm}, it should in the '
-                                   f"range of [0, {MAX_NODE_SCORE}] after normalizing")
+            raise PlanRuntimeError(f'applying score defaultWeights on Score plugins: plugin "{plugin.name}" returns '
+                                   f"an invalid score {norm}, it should in the range of [0, {MAX_NODE_SCORE}] after "
+                                   "normalizing")
         table.plugins.append((plugin.name, plugin.weight, raws, normalized))
     return table
 
