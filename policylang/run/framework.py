@@ -74,7 +74,9 @@ def call(fn, env, plugin: str, point: str):
         return fn(env)
     except POLICY_ERRORS as err:
         words = ERROR_AT.get(point, 'running {point} of plugin "{plugin}": {error}')
-        raise PlanRuntimeError(words.format(point=point, plugin=plugin, error=error_text(err))) from None
+        failure = PlanRuntimeError(words.format(point=point, plugin=plugin, error=error_text(err)))
+        failure.detail = error_text(err)    # the plugin's own error, without the framework's words
+        raise failure from None
 
 
 @attrs.frozen

@@ -1,6 +1,6 @@
 """Cases the differential tests (tests/test_oracle.py) found where policylang and
 kube-scheduler's framework disagreed, each fixed in policylang and pinned here with the
-oracle's output as its expectation (default_profile_oracle.yaml).
+oracle's output as its expectation (oracle/default_profile.yaml).
 
 Each case is a whole scenario (objects, the pod, whether preemption runs, the percentage of
 nodes to score when the case samples nodes) decided by the
@@ -25,7 +25,7 @@ from policylang.cluster.state import ClusterState
 from policylang.report import decision_json
 from policylang.run.schedule import Sampling
 
-CASES = Path(__file__).parent / "default_profile_oracle.yaml"
+CASES = Path(__file__).parent / "oracle" / "default_profile.yaml"
 
 
 def _cases():
