@@ -169,9 +169,10 @@ func (w *world) schedule(pod *v1.Pod, opts cycleOptions) (*decision, error) {
 	state.Write(framework.PodsToActivateKey, framework.NewPodsToActivate())
 	diagnosis := framework.Diagnosis{NodeToStatus: framework.NewDefaultNodeToStatus()}
 
+	// An Error status stops the cycle: no node results, the error as the message.
 	fail := func(msg string) *decision {
 		d.Message = strp(msg)
-		d.Nodes = []nodeResult{}
+		d.Nodes, d.Feasible = []nodeResult{}, []string{}
 		return d
 	}
 

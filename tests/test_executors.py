@@ -262,7 +262,7 @@ def test_kept_columns_of_few_values_are_looked_up_once_per_value():
      ' or len(count_by_domain_on("default", null, "zone", [node_named("nope")])) > 0', None),
     # A record literal where a builtin reads a cluster object: a policy error, not a crash.
     ('node_selector_term_matches({matchExpressions: [], matchFields: []}, node)',
-     'running filter of plugin "Team": a builtin cannot read its argument'),
+     'running "Team" filter plugin: a builtin cannot read its argument'),
 ])
 def test_builtins_given_null_or_a_literal_answer_or_fail_as_policies_do(reject, message):
     text = f"policy Team\n\nfilter team {{\n    reject when {reject}\n        reason \"no\"\n}}\n\n" \

@@ -34,6 +34,9 @@ class ClusterState:
         self.requested: dict[str, dict[str, Quantity]] = {}
         self.nonzero_requested: dict[str, dict[str, Quantity]] = {}
         self._tree_order: list[model.Node] | None = None
+        # Node names in the order the objects came (the dump's order), as the scheduler's cache
+        # sees nodes arrive: the order of its node tree, which node sampling walks.
+        self._arrival: list[str] = []
         # (namespace, label key, label value) → bound pods, for selector look-ups.
         self.label_index: dict[tuple, dict[str, model.Pod]] = {}
         self.pods_by_namespace: dict[str, dict[str, model.Pod]] = {}
@@ -95,6 +98,7 @@ class ClusterState:
         for obj in objects:
             if isinstance(obj, model.Node):
                 state.nodes[obj.name] = obj
+                state._arrival.append(obj.name)
             elif isinstance(obj, model.Pod):
                 pods.append(obj)
             elif isinstance(obj, model.Namespace):
@@ -198,10 +202,13 @@ class ClusterState:
 
     def node_tree_order(self) -> list[model.Node]:
         """The scheduler cache's node list: zones in order of first appearance, one node of
-        each zone in turn (its nodeTree), zones keyed by region and zone labels."""
+        each zone in turn (its nodeTree), zones keyed by region and zone labels; nodes in the
+        order they arrived (the dump's order, not their names')."""
         if self._tree_order is None:
             zones: dict[str, list[model.Node]] = {}
-            for node in self.nodes.values():
+            arrived = [self.nodes[n] for n in dict.fromkeys(self._arrival) if n in self.nodes]
+            seen = {n.metadata.name for n in arrived}
+            for node in arrived + [n for n in self.nodes.values() if n.metadata.name not in seen]:
                 zones.setdefault(zone_key(node), []).append(node)
             columns = list(zones.values())
             depth = max((len(c) for c in columns), default=0)

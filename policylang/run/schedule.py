@@ -367,8 +367,9 @@ def run_scores(exe: Executable, pre: PreFilterOutcome, feasible: list[Node],
         out_of_range = np.flatnonzero((column < 0) | (column > MAX_NODE_SCORE))
         if len(out_of_range):
             norm = normalized[out_of_range[0]]
-            raise PlanRuntimeError(f'plugin "{plugin.name}" returns an invalid score {norm}, it should in the '
-                                   f"range of [0, {MAX_NODE_SCORE}] after normalizing")
+            raise PlanRuntimeError(f'applying score defaultWeights on Score plugins: plugin "{plugin.name}" returns '
+                                   f"an invalid score {norm}, it should in the range of [0, {MAX_NODE_SCORE}] after "
+                                   "normalizing")
         table.plugins.append((plugin.name, plugin.weight, raws, normalized))
     return table
 
@@ -420,11 +421,26 @@ def _truthy(v) -> bool:
     return v is not None and v is not False
 
 
+# The framework's words for a plugin's Error status at each extension point
+# (pkg/scheduler/framework/runtime/framework.go), which become the pod's message.
+_ERROR_AT = {
+    "PreFilter": 'running PreFilter plugin "{plugin}": {error}',
+    "filter": 'running "{plugin}" filter plugin: {error}',
+    "PreScore": 'running PreScore plugin "{plugin}": {error}',
+    "Score": 'running Score plugins: plugin "{plugin}" failed with: {error}',
+    "NormalizeScore": 'running Normalize on Score plugins: plugin "{plugin}" failed with: {error}',
+}
+
+
 def _call(fn, env, plugin: str, point: str):
     try:
         return fn(env)
     except POLICY_ERRORS as err:
-        raise PlanRuntimeError(f'running {point} of plugin "{plugin}": {error_text(err)}') from None
+        text = error_text(err)
+        failure = PlanRuntimeError(_ERROR_AT.get(point, 'running {point} of plugin "{plugin}": {error}')
+                                   .format(point=point, plugin=plugin, error=text))
+        failure.detail = text       # the plugin's own error, without the framework's words
+        raise failure from None
 
 
 # ---- messages -----------------------------------------------------------------------------

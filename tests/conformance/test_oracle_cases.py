@@ -1,0 +1,82 @@
+"""Cases the differential tests (tests/test_oracle.py) found where policylang and
+kube-scheduler's framework disagreed, each fixed in policylang and pinned in
+oracle/default_profile.yaml with the oracle's output as its expectation.
+
+Each case is a whole scenario (objects, the pod, whether preemption runs, the percentage of
+nodes to score when the case samples nodes) decided by the default profile; ``expect`` holds
+the parts of :func:`kube_oracle.comparable` that disagreed, as
+the oracle printed them. When the oracle is available, the expectations are also checked
+against it, so that a pinned expectation cannot drift from upstream's answer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+
+from kube_oracle import Oracle, OracleUnavailable, comparable, oracle_binary, required
+from policylang import Executable, load_plans, schedule
+from policylang.cluster.load import structure_object
+from policylang.cluster.state import ClusterState
+from policylang.report import decision_json
+from policylang.run.schedule import Sampling
+
+CASES = Path(__file__).parent / "oracle" / "default_profile.yaml"
+
+
+def _cases():
+    doc = yaml.safe_load(CASES.read_text())
+    for case in doc["cases"]:
+        yield pytest.param(case, id=case["name"])
+
+
+def _policylang(case) -> dict:
+    objects = [structure_object(json.loads(json.dumps(o)), "<case>") for o in case["objects"]]
+    pod = structure_object(json.loads(json.dumps(case["pod"])), "<case>")
+    exe = Executable(load_plans()["default-scheduler"])
+    sampling = Sampling(case["percentage"]) if "percentage" in case else None
+    d = schedule(exe, ClusterState.build(objects), pod, preemption=case.get("preemption", True), sampling=sampling)
+    return comparable(json.loads(json.dumps(decision_json(d))))
+
+
+def _subset(full: dict, expect: dict) -> dict:
+    out = {}
+    for key, want in expect.items():
+        if key == "nodes":
+            out[key] = {name: full["nodes"].get(name) for name in want}
+        else:
+            out[key] = full.get(key)
+    return out
+
+
+def _normal(value):
+    return json.loads(json.dumps(value))
+
+
+@pytest.mark.parametrize("case", list(_cases()))
+def test_policylang_decides_as_the_oracle_did(case):
+    assert _normal(_subset(_policylang(case), case["expect"])) == _normal(case["expect"])
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    try:
+        binary = oracle_binary()
+    except OracleUnavailable as err:
+        if required():
+            pytest.fail(f"POLICYLANG_REQUIRE_ORACLE is set, but: {err}")
+        pytest.skip(str(err).splitlines()[0])
+    o = Oracle(binary)
+    yield o
+    o.close()
+
+
+@pytest.mark.parametrize("case", list(_cases()))
+def test_expectation_is_the_oracles(oracle, case):
+    (result,) = oracle.run(case["objects"], [case["pod"]], preemption=case.get("preemption", True),
+                           percentage=case.get("percentage"))["results"]
+    assert _normal(_subset(comparable(result), case["expect"])) == _normal(case["expect"])
