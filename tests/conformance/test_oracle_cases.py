@@ -1,10 +1,10 @@
 """Cases the differential tests (tests/test_oracle.py) found where policylang and
-kube-scheduler's framework disagreed, each fixed in policylang and pinned here with the
-oracle's output as its expectation (oracle/default_profile.yaml).
+kube-scheduler's framework disagreed, each fixed in policylang and pinned in
+oracle/default_profile.yaml with the oracle's output as its expectation.
 
 Each case is a whole scenario (objects, the pod, whether preemption runs, the percentage of
-nodes to score when the case samples nodes) decided by the
-default profile; ``expect`` holds the parts of :func:`oracle.comparable` that disagreed, as
+nodes to score when the case samples nodes) decided by the default profile; ``expect`` holds
+the parts of :func:`kube_oracle.comparable` that disagreed, as
 the oracle printed them. When the oracle is available, the expectations are also checked
 against it, so that a pinned expectation cannot drift from upstream's answer.
 """
