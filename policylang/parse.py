@@ -6,6 +6,7 @@ however broken, produces a traceback.
 
 from __future__ import annotations
 
+import math
 import re
 from functools import lru_cache
 from importlib import resources
@@ -14,7 +15,7 @@ import lark
 from lark import Token, Transformer, v_args
 
 from . import ast
-from .cluster.quantity import QuantityError, parse_quantity
+from .cluster.quantity import QuantityError, QuantityRangeError, parse_quantity
 from .diagnostics import Diagnostic, PolicyError
 from .source import Span
 
@@ -98,6 +99,23 @@ def _syntax_diagnostic(err: lark.exceptions.UnexpectedInput, text: str, path: st
 _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "$": "$"}
 _HOLE = re.compile(r"\$\{")
 
+
+
+INT64_MAX = 2**63 - 1
+
+
+def _int64(digits: str) -> int | None:
+    """The value of a decimal literal that fits a 64-bit integer, else None (checked on the
+    text first, so a literal of a million digits is never converted)."""
+    stripped = digits.lstrip("0") or "0"
+    if len(stripped) > 19:
+        return None
+    value = int(stripped)
+    return value if value <= INT64_MAX else None
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}…"
 
 class _Build(Transformer):
     """Lark tree → ast nodes. One method per grammar rule."""
@@ -427,18 +445,34 @@ class _Build(Transformer):
         span = self._tspan(token)
         digits, unit = re.fullmatch(r"([0-9.]+(?:[eE][+-]?[0-9]+)?)(.*)", text).groups()
         if unit in ("s", "h", "ms"):
-            if "." in digits or unit == "ms":
+            if not digits.isdigit() or unit == "ms":
                 self._error("P009", "durations are whole seconds or hours, e.g. 300s or 1h", span)
                 return ast.Literal(0, "duration", text, span=span)
-            return ast.Literal(int(digits) * (3600 if unit == "h" else 1), "duration", text, span=span)
+            seconds = _int64(digits) * (3600 if unit == "h" else 1) if _int64(digits) is not None else None
+            if seconds is None or seconds > INT64_MAX:
+                self._error("P009", f"duration '{_short(text)}' is out of range (at most {INT64_MAX} seconds)", span)
+                return ast.Literal(0, "duration", text, span=span)
+            return ast.Literal(seconds, "duration", text, span=span)
         if text.isdigit():
-            return ast.Literal(int(text), "int", text, span=span)
+            value = _int64(text)
+            if value is None:
+                self._error("P009", f"integer '{_short(text)}' is out of range (at most {INT64_MAX}, a 64-bit "
+                                    f"integer as in the Kubernetes API)", span)
+                return ast.Literal(0, "int", text, span=span)
+            return ast.Literal(value, "int", text, span=span)
         if re.fullmatch(r"[0-9]+\.[0-9]+", text):
-            return ast.Literal(float(text), "float", text, span=span)
+            value = float(text)
+            if not math.isfinite(value):
+                self._error("P009", f"number '{_short(text)}' is out of range", span)
+                return ast.Literal(0.0, "float", text, span=span)
+            return ast.Literal(value, "float", text, span=span)
         try:
             return ast.Literal(parse_quantity(text), "quantity", text, span=span)
+        except QuantityRangeError as err:
+            self._error("P009", str(err), span)
+            return ast.Literal(0, "int", text, span=span)
         except QuantityError:
-            self._error("P009", f"'{text}' is not a valid quantity", span)
+            self._error("P009", f"'{_short(text)}' is not a valid quantity", span)
             return ast.Literal(0, "int", text, span=span)
 
     def string(self, c):

@@ -25,12 +25,12 @@ from fractions import Fraction
 from functools import lru_cache
 
 import attrs
-from hypothesis import strategies as st
+from hypothesis import assume, strategies as st
 
 from policylang import ast
 from policylang.builtins import REGISTRY
 from policylang.cluster.load import structure_object
-from policylang.cluster.quantity import Quantity, parse_quantity
+from policylang.cluster.quantity import Quantity, QuantityError, parse_quantity
 from policylang.cluster.state import ClusterState
 
 # ---- Kubernetes quantities ---------------------------------------------------------------
@@ -81,7 +81,9 @@ def quantity_texts(draw, signed: bool = True) -> QuantityText:
     suffix = draw(st.sampled_from(["", *BINARY_SUFFIXES, *DECIMAL_SUFFIXES])
                   | st.builds(lambda e, sign, n: f"{e}{sign}{n}", st.sampled_from("eE"),
                               st.sampled_from(["", "+", "-"]), st.integers(0, 24)))
-    return QuantityText(sign, whole, frac, suffix)
+    text = QuantityText(sign, whole, frac, suffix)
+    assume(_fits_int64_milli(text.text))  # resource.Quantity's bound: int64 milli-units
+    return text
 
 
 def quantities(min_value: int = -10**15, max_value: int = 10**15) -> st.SearchStrategy[Quantity]:
@@ -460,6 +462,14 @@ _hole_string_values = st.text(st.sampled_from("\"\\${}#\n\t ab") | st.characters
     codec="utf-8", exclude_categories=["Cs"], exclude_characters="'"), max_size=8)
 
 
+def _fits_int64_milli(text: str) -> bool:
+    try:
+        parse_quantity(text)
+    except QuantityError:
+        return False
+    return True
+
+
 def _number_literals():
     ints = st.integers(0, 10**12).map(lambda v: ast.Literal(v, "int", str(v)))
     floats = st.builds(lambda a, b: f"{a}.{b}", st.integers(0, 999), _DIGITS).map(
@@ -469,7 +479,8 @@ def _number_literals():
                               st.sampled_from([*BINARY_SUFFIXES, "m", "k", "M", "G", "T", "P", "E"])
                               | st.builds(lambda e, s, n: f"{e}{s}{n}", st.sampled_from("eE"),
                                           st.sampled_from(["", "+", "-"]), st.integers(0, 12)))
-    quantity = quantity_text.map(lambda t: ast.Literal(parse_quantity(t), "quantity", t))
+    # Within resource.Quantity's bound (int64 milli-units; 1000000Ei is past it).
+    quantity = quantity_text.filter(_fits_int64_milli).map(lambda t: ast.Literal(parse_quantity(t), "quantity", t))
     duration = st.builds(lambda n, unit: ast.Literal(n * (3600 if unit == "h" else 1), "duration", f"{n}{unit}"),
                          st.integers(0, 10**6), st.sampled_from("sh"))
     numbers = st.one_of(ints, floats, quantity)

@@ -84,3 +84,26 @@ def test_malformed_objects_name_the_field(tmp_path, doc, field):
     assert info.value.field == field
     assert info.value.path == str(tmp_path / "bad.yaml")
     assert info.value.obj.startswith(doc["kind"])
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("cpu", "1e999999999", "quantity '1e999999999' is out of range"),
+    ("memory", "99999999999999999999999", "is out of range"),
+    ("pods", 2**70, "is out of range"),
+])
+def test_quantities_beyond_int64_name_the_file_object_and_field(tmp_path, field, value, message):
+    f = tmp_path / "n.yaml"
+    f.write_text(json.dumps({"kind": "Node", "metadata": {"name": "n1"},
+                             "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "110", field: value}}}))
+    with pytest.raises(InputError) as err:
+        load_objects(f)
+    assert str(err.value).startswith(f"{f}: Node n1: field status.allocatable['{field}']: ")
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize("value", [2**63, "9" * 5000, -(2**63) - 1])
+def test_integers_beyond_int64_are_refused(tmp_path, value):
+    f = tmp_path / "p.yaml"
+    f.write_text(f'{{"kind": "Pod", "metadata": {{"name": "p"}}, "spec": {{"priority": {json.dumps(value)}}}}}')
+    with pytest.raises(InputError, match=r"p.yaml: Pod p: field spec.priority: integer .* is out of range"):
+        load_objects(f)

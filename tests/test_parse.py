@@ -104,3 +104,28 @@ def test_fold_builds_step_by_step(tmp_path):
     checked = check(load_program(source))
     body = checked.program.root_module.decls[0].body
     assert evaluate(_Compiler(checked).expr(body, str(source), {}), {}) == [3, 11, 22]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("9223372036854775808", "integer '9223372036854775808' is out of range"),
+    ("1" * 5000, "is out of range (at most 9223372036854775807"),
+    ("1" * 400 + ".5", "is out of range"),
+    ("1e999999999", "quantity '1e999999999' is out of range"),
+    ("9" * 5000 + "s", "is out of range (at most 9223372036854775807 seconds)"),
+    ("2562047788015216h", "is out of range"),
+])
+def test_number_literals_beyond_int64_are_diagnostics(text, message):
+    import time
+
+    from policylang.diagnostics import PolicyError
+    started = time.monotonic()
+    with pytest.raises(PolicyError) as err:
+        parse_expr(text)
+    assert time.monotonic() - started < 1
+    assert [d.code for d in err.value.diagnostics] == ["P009"]
+    assert message in err.value.diagnostics[0].message
+    assert len(err.value.diagnostics[0].message) < 200
+
+
+def test_the_largest_int64_literal_parses():
+    assert parse_expr("9223372036854775807").value == 2**63 - 1

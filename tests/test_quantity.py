@@ -38,3 +38,28 @@ def test_arithmetic_is_exact():
 def test_yaml_numbers_are_quantities():
     assert parse_quantity(2) == parse_quantity("2")
     assert parse_quantity(0.5) == parse_quantity("500m")
+
+
+# ---- bounded as resource.Quantity is (issue 29) ---------------------------------------------------
+
+@pytest.mark.parametrize("text", ["1e999999999", "1E+999999999999999999999", "9223372036854776", "8Ei",
+                                  "9223372036854775808m", "1e19", "1" * 5000, "0." + "0" * 80 + "1",
+                                  99999999999999999999999])
+def test_quantities_beyond_int64_milli_units_are_refused_at_once(text):
+    import time
+    started = time.monotonic()
+    with pytest.raises(QuantityError, match="out of range|more than 64 digits"):
+        parse_quantity(text)
+    assert time.monotonic() - started < 0.5
+
+
+@pytest.mark.parametrize("text, nanos", [
+    ("9223372036854775807m", (2**63 - 1) * 10**6), ("9223372036854775", 9223372036854775 * 10**9), ("7Ei", None),
+    ("1e-999999999", 1), ("-1e-999999999", -1), ("0e999999999", 0),
+])
+def test_quantities_at_the_bound_and_vanishingly_small_ones_parse(text, nanos):
+    if nanos is None:
+        with pytest.raises(QuantityError):  # 7Ei is 8.07e21 milli-units
+            parse_quantity(text)
+        return
+    assert parse_quantity(text).nanos == nanos  # finer than a nano-unit rounds up, in magnitude

@@ -61,8 +61,13 @@ def _make_converter() -> cattrs.Converter:
     def strict_int(value: Any, _type) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             if isinstance(value, str) and value.lstrip("-").isdigit():
-                return int(value)
-            raise ValueError(f"expected an integer, got {value!r}")
+                if len(value.lstrip("-").lstrip("0")) > 19:
+                    raise ValueError(f"integer {_short(value)} is out of range (a 64-bit integer in the API)")
+                value = int(value)
+            else:
+                raise ValueError(f"expected an integer, got {_short(repr(value))}")
+        if not INT64_MIN <= value <= INT64_MAX:
+            raise ValueError(f"integer {_short(str(value))} is out of range (a 64-bit integer in the API)")
         return value
 
     def strict_bool(value: Any, _type) -> bool:
@@ -90,6 +95,13 @@ def _make_converter() -> cattrs.Converter:
 
     conv.register_structure_hook_factory(attrs.has, attrs_hook)
     return conv
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}…"
 
 
 CONVERTER = _make_converter()
@@ -138,7 +150,7 @@ def _describe(raw: dict, index: int) -> str:
     meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
     name = meta.get("name") or f"#{index + 1}"
     ns = meta.get("namespace")
-    return f"{raw.get('kind')} {ns + '/' if ns else ''}{name}"
+    return f"{raw.get('kind')} {f'{ns}/' if ns else ''}{name}"
 
 
 def first_error(err: Exception) -> str:

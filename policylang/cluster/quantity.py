@@ -27,6 +27,16 @@ class QuantityError(ValueError):
     pass
 
 
+class QuantityRangeError(QuantityError):
+    """A well-formed quantity the API cannot hold: beyond int64 milli-units."""
+
+
+# resource.Quantity's bound: MilliValue() must fit an int64. The digits and exponent are
+# checked against it before any power of ten is computed, so `1e999999999` costs nothing.
+MAX_MILLI = 2**63 - 1
+_MAX_DIGITS = 64
+
+
 NANO = 10**9
 
 
@@ -137,6 +147,7 @@ def _parse(text) -> Quantity:
     if isinstance(text, bool):
         raise QuantityError(f"quantities must match the regular expression, got {text!r}")
     if isinstance(text, int):
+        _check_range(Fraction(text), text)
         return Quantity(Fraction(text))
     if isinstance(text, float):
         # YAML gives floats for `0.5`; go through the decimal text to stay exact.
@@ -145,10 +156,21 @@ def _parse(text) -> Quantity:
     m = _QUANTITY.match(s)
     if not m:
         raise QuantityError(f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$', got {text!r}")
+    if len(m["num"]) > _MAX_DIGITS:
+        raise QuantityRangeError(f"quantity {_short(s)} has more than {_MAX_DIGITS} digits")
     num = Fraction(m["num"] if not m["num"].endswith(".") else m["num"][:-1] or "0")
     if m["sign"] == "-":
         num = -num
     suffix = m["suffix"] or ""
+    if suffix and suffix not in _BINARY and suffix not in _DECIMAL:
+        exponent = int(suffix[1:]) if len(suffix) < 12 else (1 if suffix[1] != "-" else -1) * 10**11
+        if num == 0:
+            suffix = ""
+        elif exponent > _MAX_DIGITS:
+            raise QuantityRangeError(_range_message(s))
+        elif exponent < -(_MAX_DIGITS + 9):
+            # Far finer than a nano-unit: the API rounds it up to one nano-unit.
+            return Quantity(format="DecimalExponent", nanos=1 if num > 0 else -1)
     if suffix in _BINARY:
         amount, fmt = num * (1024 ** _BINARY[suffix]), "BinarySI"
     elif suffix in _DECIMAL:
@@ -161,7 +183,22 @@ def _parse(text) -> Quantity:
     if nanos.denominator != 1:
         magnitude = math.ceil(abs(nanos))
         amount = Fraction(magnitude if nanos > 0 else -magnitude, 10**9)
+    _check_range(amount, s)
     return Quantity(amount, fmt)
+
+
+def _check_range(amount: Fraction, text) -> None:
+    if abs(amount) * 1000 > MAX_MILLI:
+        raise QuantityRangeError(_range_message(text))
+
+
+def _range_message(text) -> str:
+    return (f"quantity {_short(str(text))} is out of range: a Kubernetes quantity must fit in a 64-bit "
+            f"count of milli-units (at most {Quantity(nanos=MAX_MILLI * 10**6)})")
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return repr(text) if len(text) <= limit else repr(text[:limit] + "…")
 
 
 def format_quantity(q: Quantity) -> str:
