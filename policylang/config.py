@@ -12,10 +12,9 @@ from pathlib import Path
 import re
 
 import attrs
-import yaml
 
 from .diagnostics import InputError
-from .inputs import read_text
+from .inputs import read_text, yaml_document
 from .literal import to_literal
 
 # The grammar's PROFILE_NAME: what a schedulerName may be to become `profile NAME`.
@@ -181,10 +180,7 @@ def _plugin_args(raw, where: str, path: str) -> dict:
 def config_source(path: str | Path) -> str:
     """The .sched text equivalent to a KubeSchedulerConfiguration file."""
     path = str(path)
-    try:
-        doc = yaml.safe_load(read_text(path))
-    except yaml.YAMLError as err:
-        raise InputError(f"invalid YAML: {err}", path=path) from None
+    doc = yaml_document(read_text(path), path)
     if not isinstance(doc, dict) or doc.get("kind") != "KubeSchedulerConfiguration":
         raise InputError("expected kind: KubeSchedulerConfiguration", path=path, field="kind")
     if doc.get("apiVersion") not in API_VERSIONS:
