@@ -204,3 +204,19 @@ def test_alias_bombs_and_duplicate_keys_are_refused_in_every_yaml_input(capsys, 
         assert time.monotonic() - started < 10
         assert code == 2, err
         assert message in err and "Traceback" not in err
+
+
+# ---- wrongly typed scheduler configurations ---------------------------------------------------
+
+@pytest.mark.parametrize("body, message", [
+    ("profiles: 5", "field profiles: expected a list of profiles (mappings)"),
+    ("profiles: [5]", "field profiles: expected a list of profiles (mappings)"),
+    ("profiles: [{pluginConfig: 5}]", "field profiles[0].pluginConfig: expected a list of {name, args}"),
+    ("profiles: [{plugins: {score: {enabled: 5}}}]", "field profiles[0].plugins.score.enabled: expected a list"),
+    ("percentageOfNodesToScore: true", "field profiles[0].percentageOfNodesToScore: must be an integer in 0..100"),
+])
+def test_a_wrongly_typed_scheduler_config_is_an_input_error(capsys, tmp_path, body, message):
+    config = tmp_path / "config.yaml"
+    config.write_text(f"apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n{body}\n")
+    code, _, err = run(capsys, "plan", "--config", config)
+    assert code == 2 and message in err, err
