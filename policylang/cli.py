@@ -14,7 +14,7 @@ from . import load_plans
 from .cluster.load import load_cluster, load_objects
 from .cluster.model import Pod
 from .diagnostics import InputError, PolicyError
-from .inputs import DEFAULT_MAX_INPUT_SIZE, input_size_limit, read_text
+from .inputs import DEFAULT_MAX_INPUT_SIZE, input_size_limit, read_source
 from .program import allowed_roots
 
 
@@ -191,6 +191,14 @@ def _pods(paths: list[str], state=None, replicas: int | None = None) -> list[Pod
     return pods
 
 
+def _state_for(state, pod: Pod):
+    """The state to place ``pod`` in: without its own copy, when the dump holds the same pod
+    (bound or nominated, it would count against itself)."""
+    if any(p.key == pod.key for p in state.pods):
+        return state.without([pod])
+    return state
+
+
 def cmd_eval(args) -> int:
     from .report import Style, eval_json, eval_text
     from .run.schedule import Sampling, collector_paused, schedule
@@ -208,7 +216,7 @@ def cmd_eval(args) -> int:
             exe = _required_profile(profile_for, pod, plans)
             sampling = (Sampling(args.percentage_of_nodes_to_score)
                         if args.percentage_of_nodes_to_score is not None else None)
-            decisions.append(schedule(exe, state, pod, rng=rng, preemption=not args.no_preemption,
+            decisions.append(schedule(exe, _state_for(state, pod), pod, rng=rng, preemption=not args.no_preemption,
                                       sampling=sampling))
     if args.output == "json":
         print(eval_json(decisions))
@@ -227,7 +235,8 @@ def cmd_explain(args) -> int:
     plans = load_plans(args.profile, args.config)
     profile_for = _profile_chooser(plans, every_pod=not args.config)
     state = load_cluster(args.cluster)
-    explanations = [explain(_required_profile(profile_for, pod, plans), state, pod) for pod in _pods(args.pod)]
+    explanations = [explain(_required_profile(profile_for, pod, plans), _state_for(state, pod), pod)
+                    for pod in _pods(args.pod)]
     if args.output == "json":
         print(explain_json(explanations))
     else:
@@ -242,6 +251,8 @@ def cmd_simulate(args) -> int:
 
     if args.config and args.profile:
         raise InputError("give --profile or --config, not both")
+    if args.write_state:
+        _check_state_target(args.write_state, args.cluster)
     plans = load_plans(args.profile, args.config)
     # Like kube-scheduler, a pod whose schedulerName has no profile is left alone, unless one
     # profile was named explicitly.
@@ -272,6 +283,19 @@ def cmd_simulate(args) -> int:
     if interrupted:
         return EXIT_INTERRUPTED
     return 0 if all(p.node or p.decision is None for p in placements) else 1
+
+
+def _check_state_target(out: str, clusters: list[str]) -> None:
+    """Before any work: --write-state can be written, and is none of the --cluster inputs (the
+    state written models only what scheduling reads, so it would drop the rest of that file)."""
+    from .write import writable_target
+
+    target = writable_target(out)
+    for path in clusters:
+        real = Path(os.path.realpath(path))
+        if real == target or (real.is_dir() and real in target.parents):
+            raise InputError("refusing to write the state over a --cluster input: it would drop every object and "
+                             "field the simulation does not model; write it to another file", path=out)
 
 
 def cmd_diff(args) -> int:
@@ -364,7 +388,7 @@ def cmd_fmt(args) -> int:
     changed, broken = [], False
     for path in sched_files(args.paths):
         try:
-            text = read_text(path)
+            text, newline = read_source(path)
         except InputError as err:
             print(f"error: {err}", file=sys.stderr)
             broken = True
@@ -384,7 +408,12 @@ def cmd_fmt(args) -> int:
         elif args.check:
             print(f"would reformat {path}")
         else:
-            write_atomic(path, formatted)
+            try:
+                write_atomic(path, formatted, newline)
+            except InputError as err:
+                print(f"error: {err}", file=sys.stderr)
+                broken = True
+                continue
             print(f"reformatted {path}")
     if broken:
         return 2

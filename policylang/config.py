@@ -12,10 +12,9 @@ from pathlib import Path
 import re
 
 import attrs
-import yaml
 
 from .diagnostics import InputError
-from .inputs import read_text
+from .inputs import read_text, yaml_document
 from .literal import to_literal
 from .plugins import registry
 
@@ -43,6 +42,8 @@ def _plugin_set(raw, where: str, path: str) -> _Set:
         raise InputError("expected enabled/disabled lists", path=path, field=where)
     enabled, disabled = [], set()
     for key, into in (("enabled", enabled), ("disabled", None)):
+        if not isinstance(raw.get(key) or [], list):
+            raise InputError("expected a list of plugins", path=path, field=f"{where}.{key}")
         for i, p in enumerate(raw.get(key) or []):
             if not isinstance(p, dict) or not isinstance(p.get("name"), str):
                 raise InputError("each plugin needs a name", path=path, field=f"{where}.{key}[{i}]")
@@ -139,7 +140,7 @@ def profile_source(profile: dict, index: int, path: str, global_pct) -> str:
         lines.append(" ".join(parts))
     pct = profile.get("percentageOfNodesToScore", global_pct)
     if pct is not None:
-        if not isinstance(pct, int) or not 0 <= pct <= 100:
+        if not isinstance(pct, int) or isinstance(pct, bool) or not 0 <= pct <= 100:
             raise InputError(f"must be an integer in 0..100, got {pct!r}", path=path,
                              field=f"{where}.percentageOfNodesToScore")
         lines.append(f"    percentage_of_nodes_to_score {pct}")
@@ -149,6 +150,8 @@ def profile_source(profile: dict, index: int, path: str, global_pct) -> str:
 
 def _plugin_args(raw, where: str, path: str) -> dict:
     out = {}
+    if not isinstance(raw or [], list):
+        raise InputError("expected a list of {name, args}", path=path, field=f"{where}.pluginConfig")
     for i, entry in enumerate(raw or []):
         field = f"{where}.pluginConfig[{i}]"
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
@@ -163,16 +166,15 @@ def _plugin_args(raw, where: str, path: str) -> dict:
 def config_source(path: str | Path) -> str:
     """The .sched text equivalent to a KubeSchedulerConfiguration file."""
     path = str(path)
-    try:
-        doc = yaml.safe_load(read_text(path))
-    except yaml.YAMLError as err:
-        raise InputError(f"invalid YAML: {err}", path=path) from None
+    doc = yaml_document(read_text(path), path)
     if not isinstance(doc, dict) or doc.get("kind") != "KubeSchedulerConfiguration":
         raise InputError("expected kind: KubeSchedulerConfiguration", path=path, field="kind")
     if doc.get("apiVersion") not in API_VERSIONS:
         raise InputError(f"unsupported apiVersion {doc.get('apiVersion')!r} (want {API_VERSIONS[0]})",
                          path=path, field="apiVersion")
     profiles = doc.get("profiles") or [{"schedulerName": "default-scheduler"}]
+    if not isinstance(profiles, list) or not all(isinstance(p, dict) for p in profiles):
+        raise InputError("expected a list of profiles (mappings)", path=path, field="profiles")
     name = "".join(c if c.isprintable() else "?" for c in Path(path).name)
     header = f"# Generated from {name} (KubeSchedulerConfiguration).\n"
     return header + "\n".join(profile_source(p, i, path, doc.get("percentageOfNodesToScore"))

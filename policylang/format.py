@@ -345,6 +345,11 @@ class _Formatter:
         raise TypeError(type(d).__name__)
 
     def _block(self, head: str, d, body, render) -> list[str]:
+        # A comment on the header line (`filter f {  # why`) stays there.
+        first = d.span.line
+        if first in self.comments and first not in self.emitted and first != d.span.end_line:
+            head += "  " + self.comments[first]
+            self.emitted.add(first)
         lines = [head] + self._items(body, INDENT, render, d.span.line)
         closing = d.span.end_line
         lines += self._leading(max([s.span.end_line for s in body], default=d.span.line), closing, INDENT)

@@ -81,6 +81,13 @@ def read_text(path: str | Path) -> str:
     return universal_newlines(decode(read_bytes(path), str(path)))
 
 
+def read_source(path: str | Path) -> tuple[str, str]:
+    """A file to be rewritten: its text with ``\\n`` line endings, and the ending it used
+    (``\\r\\n`` or ``\\n``), to write it back with."""
+    raw = decode(read_bytes(path), str(path))
+    return universal_newlines(raw), newline_of(raw)
+
+
 def universal_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
@@ -89,3 +96,144 @@ def newline_of(text: str) -> str:
     """The line ending a file uses: CRLF when its first line ends so, else LF."""
     first = text.find("\n")
     return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
+
+
+# ---- YAML and JSON, bounded ---------------------------------------------------------------------
+
+import json  # noqa: E402
+
+import yaml  # noqa: E402
+
+# Deeper than any Kubernetes object (a Pod with affinity terms is about 12 levels).
+MAX_DEPTH = 100
+# Nodes a document may reach through aliases beyond its own: an alias bomb (`&a [*b, *b, …]`
+# nested nine deep, 823 bytes) would expand to hundreds of millions.
+MAX_ALIAS_NODES = 100_000
+_BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _children(node: yaml.Node):
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return node.value
+    return ()
+
+
+def check_node_graph(root: yaml.Node, path: str) -> None:
+    """Refuse a composed document nested deeper than MAX_DEPTH, expanding past MAX_ALIAS_NODES
+    through aliases, containing itself, or with a duplicate mapping key; without recursion, in
+    time linear in its nodes."""
+    size: dict[int, int] = {}
+    on_path: set[int] = set()
+    depth: dict[int, int] = {}
+    stack = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            kids = _children(node)
+            if isinstance(node, yaml.MappingNode):
+                check_duplicate_keys(node, path)
+            size[key] = 1 + sum(size[id(k)] for k in kids)
+            depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
+            if depth[key] > MAX_DEPTH:
+                raise InputError(f"nested more than {MAX_DEPTH} levels deep at line {node.start_mark.line + 1}",
+                                 path=path)
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            raise InputError(f"an alias at line {node.start_mark.line + 1} refers to a node containing it",
+                             path=path)
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((k, False) for k in _children(node) if id(k) not in size)
+    if size[id(root)] - len(size) > MAX_ALIAS_NODES:
+        raise InputError(f"aliases expand to more than {MAX_ALIAS_NODES} nodes (a YAML alias bomb?)", path=path)
+
+
+class BoundedLoader(_BASE_LOADER):
+    """SafeLoader (libyaml's when available) that checks each document's node graph first
+    (`check_node_graph`: depth, aliases, and duplicate keys, which the API server's strict
+    decoding refuses too)."""
+
+    input_path = "<input>"
+
+    def construct_document(self, node):
+        check_node_graph(node, self.input_path)
+        return super().construct_document(node)
+
+
+def check_duplicate_keys(node: yaml.MappingNode, path: str) -> None:
+    seen: dict[str, int] = {}
+    for key, _ in node.value:
+        if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+            continue
+        line = key.start_mark.line + 1
+        if key.value in seen:
+            raise InputError(f"duplicate key {_short(key.value)!r} at line {line} (first at line {seen[key.value]})",
+                             path=path)
+        seen[key.value] = line
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}…"
+
+
+def _number_problem(err: ValueError) -> str:
+    text = str(err)
+    return "a number has more than 4300 digits" if "4300" in text else _short(text, 120)
+
+
+def yaml_documents(text: str, path: str) -> list:
+    """Every document of a YAML text, bounded; malformed YAML is an InputError naming the place."""
+    loader = BoundedLoader(text)
+    loader.input_path = path
+    try:
+        docs = []
+        while loader.check_data():
+            docs.append(loader.get_data())
+        return docs
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        problem = getattr(err, "problem", None) or str(err)
+        raise InputError(f"invalid YAML{where}: {problem}", path=path) from None
+    except RecursionError:
+        raise InputError(f"nested more than {MAX_DEPTH} levels deep", path=path) from None
+    except ValueError as err:  # an integer of more than 4,300 digits
+        raise InputError(f"invalid YAML: {_number_problem(err)}", path=path) from None
+    finally:
+        loader.dispose()
+
+
+def yaml_document(text: str, path: str):
+    """The one document of a YAML text (None when empty), bounded as `yaml_documents`."""
+    docs = yaml_documents(text, path)
+    if len(docs) > 1:
+        raise InputError("expected one YAML document, found several", path=path)
+    return docs[0] if docs else None
+
+
+def json_document(text: str, path: str):
+    """A JSON text's value, bounded in nesting (MAX_DEPTH) and in the digits of its numbers."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(f"invalid JSON at line {err.lineno} column {err.colno}: {err.msg}", path=path) from None
+    except RecursionError:
+        raise InputError(f"nested more than {MAX_DEPTH} levels deep", path=path) from None
+    except ValueError as err:  # an integer of more than 4,300 digits
+        raise InputError(f"invalid JSON: {_number_problem(err)}", path=path) from None
+    stack = [(doc, 1)]
+    while stack:
+        value, level = stack.pop()
+        if level > MAX_DEPTH:
+            raise InputError(f"nested more than {MAX_DEPTH} levels deep", path=path)
+        if isinstance(value, dict):
+            stack.extend((v, level + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, level + 1) for v in value)
+    return doc

@@ -67,6 +67,16 @@ class Style:
         return self._wrap("2", text)
 
 
+NOT_EVALUATED = "not evaluated"
+
+
+def _printable(text: str) -> str:
+    """Control characters escaped (as Python writes them), so no input can drive the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
 def decision_text(d: Decision, style: Style) -> str:
     head = f"Pod {d.pod_namespace}/{d.pod_name}"
     if d.selected:
@@ -96,6 +106,8 @@ def decision_text(d: Decision, style: Style) -> str:
                 s = (n.scores or {}).get(p)
                 cells.append("" if s is None else (f"{s.weighted} ({s.normalized}×{s.weight})" if s.weight != 1
                                                    else str(s.weighted)))
+        elif n.failure is None:  # not looked at: the nominated node fit first, or node sampling stopped
+            cells = [n.name, NOT_EVALUATED, ""] + [""] * len(plugins)
         else:
             f = n.failure
             cells = [n.name, f"{f.plugin or 'PreFilter'}: {f.message}", ""] + [""] * len(plugins)
@@ -107,6 +119,8 @@ def decision_text(d: Decision, style: Style) -> str:
 
 def _table(header: list[str], rows: list[list[str]], style: Style, selected) -> list[str]:
     # A rejected node's reason can be long: it overflows its column instead of widening all.
+    header = [_printable(h) for h in header]
+    rows = [[c if c is NOT_EVALUATED else _printable(c) for c in r] for r in rows]
     widths = [len(h) for h in header]
     for r in rows:
         for i, cell in enumerate(r):
@@ -114,7 +128,9 @@ def _table(header: list[str], rows: list[list[str]], style: Style, selected) -> 
                 widths[i] = max(widths[i], len(cell))
     out = ["  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
     for r in rows:
-        if r[2] == "":
+        if r[1] is NOT_EVALUATED:
+            out.append(f"{r[0].ljust(widths[0])}  {style.dim('- ' + r[1])}")
+        elif r[2] == "":
             out.append(f"{r[0].ljust(widths[0])}  {style.bad('✗ ' + r[1])}")
         else:
             line = "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()

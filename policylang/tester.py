@@ -23,14 +23,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import attrs
-import yaml
 
 from . import load_plans
 from .cluster.load import load_cluster, load_objects, structure_object
 from .cluster.state import ClusterState
 from .decision import Decision
 from .diagnostics import InputError
-from .inputs import read_text
+from .inputs import read_text, yaml_document
 from .program import confined, policy_roots
 from .run.schedule import Executable, schedule
 
@@ -89,6 +88,7 @@ def run_file(path: Path, coverage: Coverage | None = None) -> list[Outcome]:
     import time
 
     doc = _load_yaml(path)
+    _validate(doc, str(path))
     base = path.parent
     profile = doc.get("profile")
     if profile is not None and not isinstance(profile, str):
@@ -125,11 +125,64 @@ def run_file(path: Path, coverage: Coverage | None = None) -> list[Outcome]:
     return outcomes
 
 
+def _validate(doc: dict, path: str) -> None:
+    """The shape of a test file, checked before anything runs, so a malformed one is an input
+    error naming the field rather than a crash half-way."""
+    def need(ok: bool, field: str, what: str, value) -> None:
+        if not ok:
+            raise InputError(f"expected {what}, got {type(value).__name__}", path=path, field=field)
+
+    def strings(value) -> bool:
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+    cluster = doc.get("cluster")
+    if cluster is not None:
+        need(isinstance(cluster, str) or strings(cluster)
+             or (isinstance(cluster, dict) and isinstance(cluster.get("items") or [], list)
+                 and all(isinstance(o, dict) for o in cluster.get("items") or [])),
+             "cluster", "a path, a list of paths, or {items: [objects]}", cluster)
+    tests = doc.get("tests") or []
+    need(isinstance(tests, list), "tests", "a list of tests", tests)
+    for i, case in enumerate(tests):
+        where = f"tests[{i}]"
+        if not isinstance(case, dict):
+            continue  # reported with the test, below
+        if "name" in case:
+            need(isinstance(case["name"], str), f"{where}.name", "a string", case["name"])
+        if "pod" in case:
+            need(isinstance(case["pod"], (str, dict)), f"{where}.pod", "a path or a Pod", case["pod"])
+        expect = case.get("expect")
+        if expect is None:
+            continue
+        need(isinstance(expect, dict), f"{where}.expect", "a mapping of expectations", expect)
+        at = f"{where}.expect"
+        if "selected" in expect:
+            need(expect["selected"] is None or isinstance(expect["selected"], str), f"{at}.selected",
+                 "a node name or null", expect["selected"])
+        if "feasible" in expect:
+            need(strings(expect["feasible"]), f"{at}.feasible", "a list of node names", expect["feasible"])
+        for key in ("message", "message_contains"):
+            if key in expect:
+                need(isinstance(expect[key], str) or (key == "message" and expect[key] is None), f"{at}.{key}",
+                     "a string", expect[key])
+        rejected = expect.get("rejected") or {}
+        need(isinstance(rejected, dict), f"{at}.rejected", "a mapping of node → {plugin, reason}", rejected)
+        for node, want in rejected.items():
+            need(isinstance(want, dict) and set(want) <= {"plugin", "reason"}
+                 and all(isinstance(v, str) for v in want.values()),
+                 f"{at}.rejected[{node}]", "{plugin: NAME, reason: TEXT}", want)
+        scores = expect.get("scores") or {}
+        need(isinstance(scores, dict), f"{at}.scores", "a mapping of node → plugin → {min, max}", scores)
+        for node, plugins in scores.items():
+            need(isinstance(plugins, dict), f"{at}.scores[{node}]", "a mapping of plugin → {min, max}", plugins)
+            for plugin, bounds in plugins.items():
+                need(isinstance(bounds, dict) and set(bounds) <= {"min", "max"}
+                     and all(isinstance(v, int) and not isinstance(v, bool) for v in bounds.values()),
+                     f"{at}.scores[{node}][{plugin}]", "{min: N, max: N}", bounds)
+
+
 def _load_yaml(path: Path) -> dict:
-    try:
-        doc = yaml.safe_load(read_text(path))
-    except yaml.YAMLError as err:
-        raise InputError(f"invalid YAML: {err}", path=str(path)) from None
+    doc = yaml_document(read_text(path), str(path))
     if not isinstance(doc, dict):
         raise InputError("expected a mapping with `tests`", path=str(path))
     return doc
@@ -180,7 +233,13 @@ def _compare(expect: dict, d: Decision):
 
 
 def junit(outcomes: list[Outcome]) -> str:
-    from xml.sax.saxutils import escape, quoteattr
+    from xml.sax.saxutils import escape as _escape, quoteattr as _quoteattr
+
+    def escape(text: str) -> str:
+        return _escape(_xml_chars(text))
+
+    def quoteattr(text: str) -> str:
+        return _quoteattr(_xml_chars(text))
 
     failures = sum(1 for o in outcomes if not o.passed)
     lines = ['<?xml version="1.0" encoding="UTF-8"?>',
@@ -193,3 +252,12 @@ def junit(outcomes: list[Outcome]) -> str:
         lines.append("  </testcase>")
     lines.append("</testsuite>")
     return "\n".join(lines)
+
+
+def _xml_chars(text: str) -> str:
+    """``text`` with the characters XML 1.0 cannot hold (most controls, lone surrogates,
+    U+FFFE/U+FFFF) written as Python escapes."""
+    def allowed(c: str) -> bool:
+        o = ord(c)
+        return (o in (0x9, 0xA, 0xD) or 0x20 <= o <= 0xD7FF or 0xE000 <= o <= 0xFFFD or 0x10000 <= o <= 0x10FFFF)
+    return "".join(c if allowed(c) else ascii(c)[1:-1] for c in str(text))

@@ -30,7 +30,7 @@ from hypothesis import assume, strategies as st
 from policylang import ast
 from policylang.builtins import REGISTRY
 from policylang.cluster.load import structure_object
-from policylang.cluster.quantity import MAX_MILLI, Quantity, QuantityRangeError, parse_quantity
+from policylang.cluster.quantity import Quantity, QuantityError, parse_quantity
 from policylang.cluster.state import ClusterState
 
 # ---- Kubernetes quantities ---------------------------------------------------------------
@@ -82,8 +82,7 @@ def quantity_texts(draw, signed: bool = True) -> QuantityText:
                   | st.builds(lambda e, sign, n: f"{e}{sign}{n}", st.sampled_from("eE"),
                               st.sampled_from(["", "+", "-"]), st.integers(0, 24)))
     text = QuantityText(sign, whole, frac, suffix)
-    # The API refuses a quantity past int64 milli-units (policylang too: test_quantity.py).
-    assume(abs(text.exact) * 1000 < MAX_MILLI)
+    assume(_fits_int64_milli(text.text))  # resource.Quantity's bound: int64 milli-units
     return text
 
 
@@ -167,11 +166,10 @@ def label_selectors() -> st.SearchStrategy[dict]:
 
 
 def node_selector_terms() -> st.SearchStrategy[dict]:
-    """A NodeSelectorTerm: label requirements (with Gt/Lt) and sometimes a metadata.name field
-    (with one value, as the API server's validation requires: a preferred term with two fails
-    NodeAffinity's PreScore, see tests/conformance/oracle/default_profile.yaml)."""
-    fields = st.lists(st.builds(lambda name: {"key": "metadata.name", "operator": "In", "values": [name]},
-                                st.sampled_from(["node-0", "node-1", "node-2", "node-9"])), max_size=1)
+    """A NodeSelectorTerm: label requirements (with Gt/Lt) and sometimes a metadata.name field."""
+    fields = st.lists(st.builds(lambda names: {"key": "metadata.name", "operator": "In", "values": names},
+                                st.lists(st.sampled_from(["node-0", "node-1", "node-2", "node-9"]),
+                                         min_size=1, max_size=2)), max_size=1)
     return st.fixed_dictionaries({}, optional={
         "matchExpressions": st.lists(_requirement(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]),
                                      max_size=2),
@@ -464,11 +462,10 @@ _hole_string_values = st.text(st.sampled_from("\"\\${}#\n\t ab") | st.characters
     codec="utf-8", exclude_categories=["Cs"], exclude_characters="'"), max_size=8)
 
 
-def _in_range(text: str) -> bool:
-    """Whether a quantity literal fits int64 milli-units, as the API (and the checker) requires."""
+def _fits_int64_milli(text: str) -> bool:
     try:
         parse_quantity(text)
-    except QuantityRangeError:
+    except QuantityError:
         return False
     return True
 
@@ -482,7 +479,8 @@ def _number_literals():
                               st.sampled_from([*BINARY_SUFFIXES, "m", "k", "M", "G", "T", "P", "E"])
                               | st.builds(lambda e, s, n: f"{e}{s}{n}", st.sampled_from("eE"),
                                           st.sampled_from(["", "+", "-"]), st.integers(0, 12)))
-    quantity = quantity_text.filter(_in_range).map(lambda t: ast.Literal(parse_quantity(t), "quantity", t))
+    # Within resource.Quantity's bound (int64 milli-units; 1000000Ei is past it).
+    quantity = quantity_text.filter(_fits_int64_milli).map(lambda t: ast.Literal(parse_quantity(t), "quantity", t))
     duration = st.builds(lambda n, unit: ast.Literal(n * (3600 if unit == "h" else 1), "duration", f"{n}{unit}"),
                          st.integers(0, 10**6), st.sampled_from("sh"))
     numbers = st.one_of(ints, floats, quantity)

@@ -176,3 +176,65 @@ def test_ctrl_c_during_simulate_exits_130_and_leaves_the_state_file_alone(capsys
     assert "the state was not written" in err
     assert out.read_text() == "old: state\n"
     assert [p.name for p in tmp_path.iterdir()] == ["after.yaml"]
+
+
+@pytest.mark.parametrize("verb", ["eval", "explain"])
+def test_a_pod_with_a_nominated_node_prints_in_text(capsys, tmp_path, verb):
+    pod = tmp_path / "nominated.yaml"
+    pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: nom, namespace: default}\nspec:\n"
+                   "  containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]\n"
+                   "status: {phase: Pending, nominatedNodeName: worker-a1}\n")
+    code, out, err = run(capsys, verb, "--cluster", EXAMPLES / "cluster.yaml", "--pod", pod)
+    assert code == 0, err
+    assert out.startswith("Pod default/nom: scheduled to worker-a1")
+    if verb == "eval":
+        assert "cp-1       - not evaluated" in out
+
+
+def _cluster_with(tmp_path, *extra) -> Path:
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text((EXAMPLES / "cluster.yaml").read_text() + "".join(f"\n---\n{e}" for e in extra))
+    return cluster
+
+
+def test_the_same_dump_given_twice_counts_its_pods_once(capsys, tmp_path):
+    once = run(capsys, "eval", "--cluster", EXAMPLES / "cluster.yaml", "--pod", EXAMPLES / "pods", "-o", "json")
+    twice = run(capsys, "eval", "--cluster", EXAMPLES / "cluster.yaml", "--cluster", EXAMPLES / "cluster.yaml",
+                "--cluster", str(EXAMPLES / "cluster.yaml").replace("/examples/", "/examples/./"),
+                "--pod", EXAMPLES / "pods", "-o", "json")
+    assert twice == once
+
+
+def test_a_pod_that_is_also_in_the_dump_does_not_count_against_itself(capsys, tmp_path):
+    # 8 cpu of worker-c1's allocatable taken by the pod itself, bound there: evaluated again, it must fit.
+    spec = ("apiVersion: v1\nkind: Pod\nmetadata: {name: big, namespace: default}\nspec:\n"
+            "  containers: [{name: c, image: x, resources: {requests: {cpu: 7500m}}}]\n")
+    pod = tmp_path / "big.yaml"
+    pod.write_text(spec)
+    alone = run(capsys, "eval", "--cluster", EXAMPLES / "cluster.yaml", "--pod", pod, "-o", "json")
+    cluster = _cluster_with(tmp_path, spec.replace("spec:\n", "spec:\n  nodeName: worker-c1\n")
+                            + "status: {phase: Running}\n")
+    again = run(capsys, "eval", "--cluster", cluster, "--pod", pod, "-o", "json")
+    assert alone[0] == 0 and again[0] == 0, again
+    assert json.loads(again[1])["results"][0]["selected"] == json.loads(alone[1])["results"][0]["selected"]
+
+
+@pytest.mark.parametrize("node, message", [
+    ("kind: Node\nmetadata: {labels: {a: b}}\n", "Node #16: field metadata.name: a Node needs a name"),
+    ('kind: Node\nmetadata: {name: "bad\\e[31mred"}\n', "field metadata.name: name 'bad\\x1b[31mred' contains "
+                                                        "control characters"),
+])
+def test_nodes_the_api_server_would_never_store_are_refused(capsys, tmp_path, node, message):
+    code, out, err = run(capsys, "eval", "--cluster", _cluster_with(tmp_path, node), "--pod", EXAMPLES / "pods")
+    assert code == 2 and message in err, err
+    assert "\x1b" not in err
+
+
+def test_control_characters_in_table_cells_are_escaped():
+    from policylang.decision import Decision, NodeResult, Status
+    from policylang.report import Style, decision_text
+    d = Decision(pod_namespace="default", pod_name="p", profile="x", nodes=(
+        NodeResult("n\x1b[2J", failure=Status("Unschedulable", ("a policy's reason\x07",), "P")),))
+    text = decision_text(d, Style(False))
+    assert "n\\x1b[2J" in text and "reason\\x07" in text
+    assert "\x1b" not in text and "\x07" not in text

@@ -59,3 +59,35 @@ def test_fmt_check_and_write(tmp_path, capsys):
 def test_shipped_policies_are_formatted():
     for source in sorted((ROOT / "stdlib_policies").glob("*.sched")) + sorted((ROOT / "examples").rglob("*.sched")):
         assert format_source(source.read_text(), source.name) == source.read_text(), f"run policylang fmt {source}"
+
+
+def test_fmt_keeps_crlf_line_endings_mode_and_symlinks(tmp_path, capsys):
+    real = tmp_path / "real.sched"
+    real.write_bytes(b"policy   P\r\n\r\nfilter f {\r\n  reject when true reason \"x\"\r\n}\r\n")
+    real.chmod(0o640)
+    link = tmp_path / "link.sched"
+    link.symlink_to(real)
+    assert main(["fmt", str(link)]) == 0
+    assert link.is_symlink()
+    assert real.read_bytes() == b"policy P\r\n\r\nfilter f {\r\n    reject when true\r\n        reason \"x\"\r\n}\r\n"
+    assert (real.stat().st_mode & 0o777) == 0o640
+    assert main(["fmt", "--check", str(real)]) == 0  # CRLF is not a change to make
+
+
+def test_fmt_refuses_a_read_only_file_and_leaves_it(tmp_path, capsys):
+    f = tmp_path / "p.sched"
+    f.write_text("policy   P\n")
+    f.chmod(0o444)
+    assert main(["fmt", str(f)]) == 2
+    assert "cannot write: the file is read-only" in capsys.readouterr().err
+    assert f.read_text() == "policy   P\n"
+
+
+def test_a_comment_on_a_blocks_header_line_is_kept(tmp_path, capsys):
+    text = ('policy P\n\nfilter f {  # why\n    reject when true\n        reason "x"\n}\n\n'
+            'score s {  # because\n    value 1\n}\n\nprofile p {  # mine\n    use TaintToleration\n}\n')
+    f = tmp_path / "p.sched"
+    f.write_text(text.replace("{  # why", "{      # why"))
+    assert main(["fmt", str(f)]) == 0
+    assert f.read_text() == text
+    assert main(["fmt", "--check", str(f)]) == 0

@@ -146,3 +146,77 @@ def test_special_files_are_refused(capsys, special):
     assert code == 2 and "not a regular file" in err
     code, _, err = run(capsys, "test", special)
     assert code == 2 and "not a regular file" in err
+
+
+# ---- encodings ----------------------------------------------------------------------------------
+
+POLICY = "policy Team\n\nfilter f {\n    reject when pod.metadata.namespace == \"x\" reason \"node(s) are reserved for team x\"\n}\n"
+
+
+def test_a_policy_with_a_byte_order_mark_is_accepted(capsys, tmp_path):
+    policy = tmp_path / "bom.sched"
+    policy.write_bytes(b"\xef\xbb\xbf" + POLICY.encode())
+    code, _, err = run(capsys, "check", policy)
+    assert code == 0, err
+    code, out, err = run(capsys, "lint", policy)
+    assert code == 0 and "no problems found" in out, err
+
+
+@pytest.mark.parametrize("verb", ["check", "fmt", "fmt --check", "lint", "lint --fix", "plan", "eval"])
+def test_invalid_utf8_is_a_clear_input_error_for_every_verb(capsys, tmp_path, verb):
+    policy = tmp_path / "bad.sched"
+    policy.write_bytes(POLICY.encode().replace(b'team x', b'team \xff'))
+    args = verb.split() + [policy]
+    if verb == "eval":
+        args = ["eval", "--profile", policy, "--cluster", EXAMPLES / "cluster.yaml", "--pod", EXAMPLES / "pods"]
+    code, _, err = run(capsys, *args)
+    assert code == 2, err
+    assert "not valid UTF-8 (byte 108, line 4)" in err
+    assert "Traceback" not in err and "internal error" not in err
+
+
+# ---- YAML inputs other than dumps -------------------------------------------------------------
+
+BOMB = "".join([f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 9)])
+
+
+@pytest.mark.parametrize("kind", ["test", "lint", "config", "settings"])
+def test_alias_bombs_and_duplicate_keys_are_refused_in_every_yaml_input(capsys, tmp_path, kind):
+    for body, message in [('a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + BOMB,
+                           "aliases expand to more than 100000 nodes"),
+                          ("kind: KubeSchedulerConfiguration\nkind: Pod\n", "duplicate key 'kind' at line 2")]:
+        if kind == "test":
+            f = tmp_path / "x_test.yaml"
+            args = ["test", f]
+        elif kind == "lint":
+            f = tmp_path / "x.yaml"
+            args = ["lint", f]
+        elif kind == "config":
+            f = tmp_path / "config.yaml"
+            args = ["plan", "--config", f]
+        else:
+            f = tmp_path / ".policylang.yaml"
+            (tmp_path / "p.sched").write_text(POLICY)
+            args = ["lint", tmp_path / "p.sched"]
+        f.write_text(body)
+        started = time.monotonic()
+        code, _, err = run(capsys, *args)
+        assert time.monotonic() - started < 10
+        assert code == 2, err
+        assert message in err and "Traceback" not in err
+
+
+# ---- wrongly typed scheduler configurations ---------------------------------------------------
+
+@pytest.mark.parametrize("body, message", [
+    ("profiles: 5", "field profiles: expected a list of profiles (mappings)"),
+    ("profiles: [5]", "field profiles: expected a list of profiles (mappings)"),
+    ("profiles: [{pluginConfig: 5}]", "field profiles[0].pluginConfig: expected a list of {name, args}"),
+    ("profiles: [{plugins: {score: {enabled: 5}}}]", "field profiles[0].plugins.score.enabled: expected a list"),
+    ("percentageOfNodesToScore: true", "field profiles[0].percentageOfNodesToScore: must be an integer in 0..100"),
+])
+def test_a_wrongly_typed_scheduler_config_is_an_input_error(capsys, tmp_path, body, message):
+    config = tmp_path / "config.yaml"
+    config.write_text(f"apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n{body}\n")
+    code, _, err = run(capsys, "plan", "--config", config)
+    assert code == 2 and message in err, err

@@ -367,3 +367,12 @@ def test_an_input_error_is_never_summarised_as_no_problems(capsys, tmp_path):
     assert "no problems found" not in out
     assert out.strip() == "no findings, but 1 input error (above): not every file was linted"
     assert "broken.sched:" in err
+
+
+def test_fix_keeps_crlf_line_endings(capsys, tmp_path):
+    source = FIXTURES / "rules" / "S301_bad.sched"
+    target = tmp_path / "S301_bad.sched"
+    target.write_bytes(source.read_bytes().replace(b"\n", b"\r\n"))
+    code, out, _ = run(capsys, "--fix", target)
+    assert "fixed 1 file" in out
+    assert target.read_bytes() == (FIXTURES / "fixed" / "S301_bad.sched").read_bytes().replace(b"\n", b"\r\n")

@@ -107,3 +107,66 @@ def test_integers_beyond_int64_are_refused(tmp_path, value):
     f.write_text(f'{{"kind": "Pod", "metadata": {{"name": "p"}}, "spec": {{"priority": {json.dumps(value)}}}}}')
     with pytest.raises(InputError, match=r"p.yaml: Pod p: field spec.priority: integer .* is out of range"):
         load_objects(f)
+
+
+# ---- bounded YAML and JSON (issue 29) -------------------------------------------------------------
+
+def _alias_bomb() -> str:
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("bomb.yaml", _alias_bomb(), "aliases expand to more than 100000 nodes"),
+    ("cycle.yaml", "kind: Pod\nmetadata: &m {name: p, x: [*m]}\n", "refers to a node containing it"),
+    ("deep.yaml", "kind: Pod\nx: " + "[" * 2000 + "]" * 2000 + "\n", "nesting depth"),
+    ("deep_block.yaml", "kind: Pod\n" + "".join(" " * i + f"k{i}:\n" for i in range(150)) + " " * 150 + "v\n",
+     "nested more than 100 levels deep"),
+    ("deep.json", '{"kind": "Pod", "x": ' + "[" * 100000 + "]" * 100000 + "}", "nested more than 100 levels deep"),
+    ("deep2.json", '{"kind": "Pod", "x": ' + "[" * 150 + "]" * 150 + "}", "nested more than 100 levels deep"),
+    ("digits.json", '{"kind": "Pod", "x": ' + "9" * 5000 + "}", "invalid JSON: a number has more than 4300 digits"),
+    ("digits.yaml", "kind: Pod\nx: " + "9" * 5000 + "\n", "invalid YAML: a number has more than 4300 digits"),
+    ("dup.yaml", "kind: Pod\nmetadata:\n  name: p\n  name: q\n", "duplicate key 'name' at line 4 (first at line 3)"),
+    ("dup2.yaml", "kind: Pod\n---\nkind: Node\nkind: Pod\n", "duplicate key 'kind' at line 4 (first at line 3)"),
+    ("utf8.yaml", b"kind: Pod\nmetadata: {name: \xff}\n", "not valid UTF-8 (byte 27, line 2)"),
+])
+def test_hostile_yaml_and_json_are_refused_quickly(tmp_path, name, text, message):
+    import time
+    f = tmp_path / name
+    f.write_bytes(text if isinstance(text, bytes) else text.encode())
+    started = time.monotonic()
+    with pytest.raises(InputError) as err:
+        load_objects(f)
+    assert time.monotonic() - started < 5
+    assert str(err.value).startswith(f"{f}: ") and message in str(err.value)
+
+
+def test_merge_keys_and_shared_anchors_still_load(tmp_path):
+    f = tmp_path / "anchors.yaml"
+    f.write_text("kind: List\nitems:\n- &p {kind: Pod, metadata: {name: a}, spec: {containers: [{name: c}]}}\n"
+                 "- <<: *p\n  metadata: {name: b}\n")
+    assert [p.metadata.name for p in load_objects(f)] == ["a", "b"]
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path):
+    f = tmp_path / "bom.yaml"
+    f.write_bytes(b"\xef\xbb\xbf" + json.dumps(pod("p")).encode())
+    assert [p.metadata.name for p in load_objects(f)] == ["p"]
+
+
+def test_the_input_size_is_bounded_and_the_flag_raises_it(tmp_path, capsys):
+    from policylang.cli import main
+    from policylang.inputs import input_size_limit
+    f = tmp_path / "p.yaml"
+    f.write_text(json.dumps(pod("p")) + "\n" + "# padding\n" * 200)
+    with input_size_limit(1000):
+        with pytest.raises(InputError, match="larger than the input size limit of 1000 bytes"):
+            load_objects(f)
+    assert len(load_objects(f)) == 1
+    from pathlib import Path
+    examples = Path(__file__).parent.parent / "examples"
+    code = main(["eval", "--max-input-size", "1K", "--cluster", str(f), "--pod", str(examples / "pods" / "web.yaml")])
+    assert code == 2 and "raise it with --max-input-size" in capsys.readouterr().err
+    code = main(["eval", "--max-input-size", "64M", "--cluster", str(f), "--pod", str(examples / "pods" / "web.yaml")])
+    assert code == 1, capsys.readouterr().err  # no node in that cluster: unschedulable, not refused

@@ -275,3 +275,42 @@ def test_diff_text(capsys, golden):
           "--cluster", str(EXAMPLES / "cluster.yaml"), "--pods", str(EXAMPLES / "pods")])
     out = capsys.readouterr().out.replace(str(EXAMPLES), "examples")
     golden(Path(__file__).parent / "fixtures" / "simulate" / "diff.txt", out)
+
+
+# ---- --write-state refuses what it would damage (issue 29) --------------------------------------
+
+def test_write_state_into_a_missing_directory_fails_before_simulating(tmp_path, capsys, monkeypatch):
+    def never(*_args, **_kwargs):
+        raise AssertionError("simulated before checking --write-state")
+    monkeypatch.setattr("policylang.simulate.simulate", never)
+    code = main(["simulate", "--cluster", str(EXAMPLES / "cluster.yaml"), "--pods", str(EXAMPLES / "pods"),
+                 "--write-state", str(tmp_path / "missing" / "after.yaml")])
+    assert code == 2
+    assert "cannot write: directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("onto", ["file", "directory", "symlink"])
+def test_write_state_onto_its_own_cluster_input_is_refused(tmp_path, capsys, onto):
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_bytes((EXAMPLES / "cluster.yaml").read_bytes())
+    before = cluster.read_bytes()
+    target, given = cluster, cluster
+    if onto == "directory":
+        given = tmp_path
+    elif onto == "symlink":
+        target = tmp_path / "link.yaml"
+        target.symlink_to(cluster)
+    code = main(["simulate", "--cluster", str(given), "--pods", str(EXAMPLES / "pods"), "--write-state", str(target)])
+    assert code == 2
+    assert "refusing to write the state over a --cluster input" in capsys.readouterr().err
+    assert cluster.read_bytes() == before
+
+
+def test_write_state_writes_json_to_a_json_file(tmp_path, capsys):
+    out = tmp_path / "after.json"
+    main(["simulate", "--cluster", str(EXAMPLES / "cluster.yaml"), "--pods", str(EXAMPLES / "pods"),
+          "--write-state", str(out), "-o", "json"])
+    capsys.readouterr()
+    doc = json.loads(out.read_text())
+    assert doc["kind"] == "List" and doc["items"]
+    assert load_cluster([out]).requested == load_cluster([tmp_path / "after.json"]).requested

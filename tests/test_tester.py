@@ -50,3 +50,50 @@ def test_bad_test_file_is_an_input_error(tmp_path, capsys):
     (tmp_path / "bad_test.yaml").write_text("cluster: nope.yaml\ntests: [{pod: x.yaml, expect: {colour: red}}]\n")
     assert main(["test", str(tmp_path)]) == 2
     assert "error:" in capsys.readouterr().err
+
+
+# ---- malformed test files and hostile names (issue 29) ------------------------------------------
+
+import pytest  # noqa: E402
+
+POD = EXAMPLES / "pods" / "web.yaml"
+
+
+@pytest.mark.parametrize("body, message", [
+    ("tests: 5", "field tests: expected a list of tests, got int"),
+    (f"tests: [{{pod: {POD}, expect: 5}}]", "field tests[0].expect: expected a mapping of expectations"),
+    (f"tests: [{{pod: {POD}, expect: {{rejected: 5}}}}]", "field tests[0].expect.rejected: expected a mapping"),
+    (f"tests: [{{pod: {POD}, expect: {{rejected: {{n: {{plugin: [1]}}}}}}}}]", "field tests[0].expect.rejected[n]"),
+    (f"tests: [{{pod: {POD}, expect: {{scores: {{a: 5}}}}}}]", "field tests[0].expect.scores[a]"),
+    (f"tests: [{{pod: {POD}, expect: {{scores: {{a: {{P: 5}}}}}}}}]", "field tests[0].expect.scores[a][P]"),
+    (f"tests: [{{pod: {POD}, expect: {{feasible: 5}}}}]", "field tests[0].expect.feasible: expected a list"),
+    (f"tests: [{{pod: {POD}, expect: {{message_contains: 5}}}}]", "field tests[0].expect.message_contains"),
+    (f"tests: [{{name: [1], pod: {POD}, expect: {{}}}}]", "field tests[0].name: expected a string"),
+    ("tests: [{pod: 5, expect: {}}]", "field tests[0].pod: expected a path or a Pod, got int"),
+    ("profile: 5\ntests: []", "field profile: expected a .sched file or a stdlib profile name, got 5"),
+])
+def test_a_malformed_test_file_is_an_input_error_naming_the_field(tmp_path, capsys, body, message):
+    f = tmp_path / "bad_test.yaml"
+    f.write_text(f"cluster: {EXAMPLES / 'cluster.yaml'}\n{body}\n")
+    assert main(["test", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "internal error" not in err
+
+
+def test_a_malformed_cluster_entry_is_an_input_error(tmp_path, capsys):
+    f = tmp_path / "bad_test.yaml"
+    f.write_text("cluster: 5\ntests: []\n")
+    assert main(["test", str(f)]) == 2
+    assert "field cluster: expected a path, a list of paths, or {items: [objects]}" in capsys.readouterr().err
+
+
+def test_junit_is_well_formed_xml_whatever_the_names(tmp_path, capsys):
+    f = tmp_path / "odd_test.yaml"
+    f.write_text(f"cluster: {EXAMPLES / 'cluster.yaml'}\ntests:\n"
+                 f"  - name: \"bell \\a, escape \\e[31m, nul \\0, <&> and ]]>\"\n"
+                 f"    pod: {POD}\n    expect: {{selected: \"nowhere \\x01\"}}\n")
+    assert main(["test", "--format", "junit", str(f)]) == 1
+    suite = ET.fromstring(capsys.readouterr().out)
+    case = suite.find("testcase")
+    assert case.get("name") == "bell \\x07, escape \\x1b[31m, nul \\x00, <&> and ]]>"
+    assert "nowhere \\x01" in case.find("failure").text

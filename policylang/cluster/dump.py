@@ -54,6 +54,13 @@ def dump_state(state: ClusterState) -> dict:
 
 
 def write_state(state: ClusterState, path: str | Path) -> None:
+    """Write the state as its extension says: JSON for ``.json``, else kubectl-style YAML."""
+    import json
+
     from ..write import write_atomic
 
-    write_atomic(path, yaml.safe_dump(dump_state(state), sort_keys=False, width=120))
+    doc = dump_state(state)
+    if str(path).endswith(".json"):
+        write_atomic(path, json.dumps(doc, indent=2) + "\n")
+    else:
+        write_atomic(path, yaml.safe_dump(doc, sort_keys=False, width=120))

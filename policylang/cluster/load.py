@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
+import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 import attrs
 import cattrs
-import yaml
 from cattrs.gen import make_dict_structure_fn, override
 
 from ..diagnostics import InputError
-from ..inputs import read_text
+from ..inputs import json_document, read_text, yaml_documents
 from . import model
 from .quantity import Quantity, QuantityError, parse_quantity
 from .state import ClusterState
@@ -106,13 +105,11 @@ def _short(text: str, limit: int = 40) -> str:
 
 
 CONVERTER = _make_converter()
-# libyaml's parser when PyYAML has it (its wheels do): several times faster on big dumps.
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def load_cluster(paths: Iterable[str | Path]) -> ClusterState:
     with _loading():
-        objects = [obj for path in paths for obj in load_objects(path)]
+        objects = [obj for path in _distinct(paths) for obj in load_objects(path)]
         return ClusterState.build(objects)
 
 
@@ -137,6 +134,18 @@ def _loading():
             gc.enable()
 
 
+def _distinct(paths: Iterable[str | Path]) -> list[str | Path]:
+    """The paths without repeats (the same file given twice, or by two spellings, would count
+    its pods twice)."""
+    seen, out = set(), []
+    for path in paths:
+        real = os.path.realpath(path)
+        if real not in seen:
+            seen.add(real)
+            out.append(path)
+    return out
+
+
 def load_objects(path: str | Path, kinds: Iterable[str] | None = None) -> list:
     """Every object in a file or directory, typed; unknown kinds are ignored."""
     wanted = set(kinds) if kinds else None
@@ -145,6 +154,10 @@ def load_objects(path: str | Path, kinds: Iterable[str] | None = None) -> list:
         kind = raw.get("kind")
         if kind not in KINDS or (wanted and kind not in wanted):
             continue
+        meta = raw.get("metadata")
+        if kind == "Node" and not (meta.get("name") if isinstance(meta, dict) else None):
+            # Every pod with an empty nominatedNodeName would match it.
+            raise InputError("a Node needs a name", path=file, obj=f"Node #{index + 1}", field="metadata.name")
         out.append(structure_object(raw, file, index))
     return out
 
@@ -153,11 +166,23 @@ def structure_object(raw: dict, file: str, index: int = 0):
     kind = raw["kind"]
     cls = KINDS[kind]
     raw = _prepare(kind, {k: v for k, v in raw.items() if v is not None})
+    _check_names(kind, raw, file, index)
     try:
         obj = CONVERTER.structure(raw, cls)
     except (cattrs.BaseValidationError, ValueError, TypeError) as err:
         raise InputError(first_error(err), path=file, obj=_describe(raw, index), field=field_of(err)) from None
     return _apply_defaults(obj)
+
+
+def _check_names(kind: str, raw: dict, file: str, index: int) -> None:
+    """What the API server would never store: control characters in a name (they would reach
+    the terminal raw)."""
+    meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+    for field in ("name", "namespace"):
+        value = meta.get(field)
+        if isinstance(value, str) and any(ord(c) < 32 or 127 <= ord(c) < 160 for c in value):
+            raise InputError(f"{field} {value!r} contains control characters", path=file,
+                             obj=f"{kind} #{index + 1}", field=f"metadata.{field}")
 
 
 def _describe(raw: dict, index: int) -> str:
@@ -210,15 +235,7 @@ def _documents(path: Path) -> Iterator[tuple[str, int, dict]]:
             yield from _documents(f)
         return
     text = read_text(path)
-    try:
-        docs = [json.loads(text)] if path.suffix == ".json" else list(yaml.load_all(text, Loader=_YAML_LOADER))
-    except json.JSONDecodeError as err:
-        raise InputError(f"invalid JSON at line {err.lineno} column {err.colno}: {err.msg}", path=str(path)) from None
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        problem = getattr(err, "problem", None) or str(err)
-        raise InputError(f"invalid YAML{where}: {problem}", path=str(path)) from None
+    docs = [json_document(text, str(path))] if path.suffix == ".json" else yaml_documents(text, str(path))
     index = 0
     for doc in docs:
         for obj in _flatten(doc, str(path)):

@@ -11,7 +11,7 @@ import attrs
 from .. import ast
 from ..check import check
 from ..diagnostics import InputError, PolicyError
-from ..inputs import read_text
+from ..inputs import read_source, read_text
 from ..program import load_program
 from ..write import write_atomic
 from . import edits, suppress
@@ -81,12 +81,12 @@ def lint(paths: list[str], selection: Selection | None = None, options: Options 
         if path.endswith(".sched"):
             rules = selection.rules_for(path)
             try:
-                text = read_text(path)
+                text, newline = read_source(path)
             except InputError as err:
                 result.input_errors.append(f"error: {err}")
                 continue
             if fix:
-                text = _fix(path, text, rules, options, external, result)
+                text = _fix(path, text, newline, rules, options, external, result)
             _lint_sched(path, text, rules, options, external, result)
         else:
             _lint_yaml(path, explicit, selection.rules_for(path), options, result)
@@ -132,7 +132,7 @@ def _lint_sched(path, text, rules, options, external, result: Result) -> None:
     result.findings += [(f, get(f.code)) for f in found]
 
 
-def _fix(path, text, rules, options, external, result: Result) -> str:
+def _fix(path, text, newline, rules, options, external, result: Result) -> str:
     """Apply certain fixes until none is left; every round must still parse and check, or
     the file keeps the last text that did."""
     original = text
@@ -151,7 +151,11 @@ def _fix(path, text, rules, options, external, result: Result) -> str:
             break
         text = candidate
     if text != original:
-        write_atomic(path, text)
+        try:
+            write_atomic(path, text, newline)
+        except InputError as err:
+            result.input_errors.append(f"error: {err}")
+            return text
         result.fixed.append(path)
     return text
 

@@ -23,7 +23,7 @@ import attrs
 import yaml
 
 from ..diagnostics import InputError
-from ..inputs import read_text
+from ..inputs import read_text, yaml_document
 from .catalogue import all_rules
 from .model import CATEGORIES, Rule
 
@@ -129,7 +129,7 @@ def _read(candidate: Path):
         text = read_text(candidate)
         if candidate.name == "pyproject.toml":
             return tomllib.loads(text).get("tool", {}).get("policylang", {}).get("lint")
-        doc = yaml.safe_load(text) or {}
+        doc = yaml_document(text, str(candidate)) or {}
         return doc.get("lint") if isinstance(doc, dict) else None
     except (tomllib.TOMLDecodeError, yaml.YAMLError) as err:
         raise InputError(f"cannot read lint settings: {err}", path=str(candidate)) from None

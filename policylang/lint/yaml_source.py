@@ -9,6 +9,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 
 from ..diagnostics import InputError
+from ..inputs import MAX_DEPTH, check_node_graph
 from ..source import Span
 
 
@@ -93,6 +94,15 @@ def documents(path: str, text: str) -> list[Y]:
         nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
     except yaml.YAMLError as err:
         raise InputError(f"invalid YAML: {err}", path=path) from None
+    except RecursionError:
+        raise InputError(f"nested more than {MAX_DEPTH} levels deep", path=path) from None
+    for node in nodes:
+        if node is not None:
+            check_node_graph(node, path)
+            try:
+                SafeConstructor().construct_document(node)
+            except (yaml.YAMLError, ValueError) as err:  # e.g. an integer of more than 4,300 digits
+                raise InputError(f"invalid YAML: {str(err)[:120]}", path=path) from None
     out: list[Y] = []
     for node in nodes:
         if node is None:
