@@ -166,10 +166,11 @@ def label_selectors() -> st.SearchStrategy[dict]:
 
 
 def node_selector_terms() -> st.SearchStrategy[dict]:
-    """A NodeSelectorTerm: label requirements (with Gt/Lt) and sometimes a metadata.name field."""
-    fields = st.lists(st.builds(lambda names: {"key": "metadata.name", "operator": "In", "values": names},
-                                st.lists(st.sampled_from(["node-0", "node-1", "node-2", "node-9"]),
-                                         min_size=1, max_size=2)), max_size=1)
+    """A NodeSelectorTerm: label requirements (with Gt/Lt) and sometimes a metadata.name field
+    (with one value, as the API server's validation requires: a preferred term with two fails
+    NodeAffinity's PreScore, see tests/conformance/oracle/default_profile.yaml)."""
+    fields = st.lists(st.builds(lambda name: {"key": "metadata.name", "operator": "In", "values": [name]},
+                                st.sampled_from(["node-0", "node-1", "node-2", "node-9"])), max_size=1)
     return st.fixed_dictionaries({}, optional={
         "matchExpressions": st.lists(_requirement(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]),
                                      max_size=2),
