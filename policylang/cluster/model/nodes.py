@@ -1,0 +1,55 @@
+"""Node: its spec (taints), its status (capacity, allocatable, images, conditions)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import attrs
+
+from .meta import ObjectMeta, ResourceList, _list, _map
+
+
+@attrs.frozen
+class Taint:
+    key: str = ""
+    value: str = ""
+    effect: str = ""
+    time_added: Optional[str] = None
+
+
+@attrs.frozen
+class NodeSpec:
+    unschedulable: bool = False
+    taints: tuple[Taint, ...] = _list()
+
+
+@attrs.frozen
+class ContainerImage:
+    names: tuple[str, ...] = _list()
+    size_bytes: int = 0
+
+
+@attrs.frozen
+class NodeCondition:
+    type: str = ""
+    status: str = ""
+
+
+@attrs.frozen
+class NodeStatus:
+    capacity: ResourceList = _map()
+    allocatable: ResourceList = _map()
+    images: tuple[ContainerImage, ...] = _list()
+    conditions: tuple[NodeCondition, ...] = _list()
+
+
+@attrs.frozen
+class Node:
+    kind: str = "Node"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    spec: NodeSpec = attrs.field(factory=NodeSpec)
+    status: NodeStatus = attrs.field(factory=NodeStatus)
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name

@@ -1,0 +1,273 @@
+"""Pod: its spec (tolerations, affinity, topology spread, containers, volumes and the volume
+sources the volume plugins read) and its status."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import attrs
+
+from .meta import LabelSelector, NodeSelector, NodeSelectorTerm, ObjectMeta, ResourceList, _list, _map
+
+
+@attrs.frozen
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: Optional[int] = None
+
+
+@attrs.frozen
+class PreferredSchedulingTerm:
+    weight: int = 0
+    preference: NodeSelectorTerm = attrs.field(factory=NodeSelectorTerm)
+
+
+@attrs.frozen
+class NodeAffinity:
+    required_during_scheduling_ignored_during_execution: Optional[NodeSelector] = None
+    preferred_during_scheduling_ignored_during_execution: tuple[PreferredSchedulingTerm, ...] = _list()
+
+
+@attrs.frozen
+class PodAffinityTerm:
+    label_selector: Optional[LabelSelector] = None
+    namespaces: tuple[str, ...] = _list()
+    topology_key: str = ""
+    namespace_selector: Optional[LabelSelector] = None
+    match_label_keys: tuple[str, ...] = _list()
+    mismatch_label_keys: tuple[str, ...] = _list()
+
+
+@attrs.frozen
+class WeightedPodAffinityTerm:
+    weight: int = 0
+    pod_affinity_term: PodAffinityTerm = attrs.field(factory=PodAffinityTerm)
+
+
+@attrs.frozen
+class PodAffinity:
+    required_during_scheduling_ignored_during_execution: tuple[PodAffinityTerm, ...] = _list()
+    preferred_during_scheduling_ignored_during_execution: tuple[WeightedPodAffinityTerm, ...] = _list()
+
+
+@attrs.frozen
+class Affinity:
+    node_affinity: Optional[NodeAffinity] = None
+    pod_affinity: Optional[PodAffinity] = None
+    pod_anti_affinity: Optional[PodAffinity] = None
+
+
+@attrs.frozen
+class TopologySpreadConstraint:
+    max_skew: int = 0
+    topology_key: str = ""
+    when_unsatisfiable: str = ""
+    label_selector: Optional[LabelSelector] = None
+    min_domains: Optional[int] = None
+    node_affinity_policy: Optional[str] = None
+    node_taints_policy: Optional[str] = None
+    match_label_keys: tuple[str, ...] = _list()
+
+
+@attrs.frozen
+class ResourceRequirements:
+    requests: ResourceList = _map()
+    limits: ResourceList = _map()
+
+
+@attrs.frozen
+class ContainerPort:
+    container_port: int = 0
+    host_port: int = 0
+    protocol: str = "TCP"
+    host_ip: str = ""
+    name: str = ""
+
+
+@attrs.frozen
+class Container:
+    name: str = ""
+    image: str = ""
+    resources: ResourceRequirements = attrs.field(factory=ResourceRequirements)
+    ports: tuple[ContainerPort, ...] = _list()
+    restart_policy: Optional[str] = None
+
+
+# ---- volumes: the sources the volume plugins read ------------------------------------
+
+@attrs.frozen
+class PersistentVolumeClaimVolumeSource:
+    claim_name: str = ""
+    read_only: bool = False
+
+
+@attrs.frozen
+class GCEPersistentDiskVolumeSource:
+    pd_name: str = ""
+    fs_type: str = ""
+    partition: int = 0
+    read_only: bool = False
+
+
+@attrs.frozen
+class AWSElasticBlockStoreVolumeSource:
+    volume_id: str = ""
+    fs_type: str = ""
+    partition: int = 0
+    read_only: bool = False
+
+
+@attrs.frozen
+class AzureDiskVolumeSource:
+    disk_name: str = ""
+    disk_uri: str = ""
+    kind: Optional[str] = None
+    fs_type: str = ""
+    read_only: bool = False
+
+
+@attrs.frozen
+class CinderVolumeSource:
+    volume_id: str = ""
+    fs_type: str = ""
+    read_only: bool = False
+
+
+@attrs.frozen
+class PortworxVolumeSource:
+    volume_id: str = ""
+    fs_type: str = ""
+    read_only: bool = False
+
+
+@attrs.frozen
+class RBDVolumeSource:
+    monitors: tuple[str, ...] = _list()
+    image: str = ""
+    pool: str = ""
+    fs_type: str = ""
+    read_only: bool = False
+
+
+@attrs.frozen
+class ISCSIVolumeSource:
+    target_portal: str = ""
+    iqn: str = ""
+    lun: int = 0
+    fs_type: str = ""
+    read_only: bool = False
+
+
+@attrs.frozen
+class CSIVolumeSource:
+    driver: str = ""
+    read_only: bool = False
+    fs_type: str = ""
+    volume_attributes: dict[str, str] = _map()
+
+
+@attrs.frozen
+class VolumeResourceRequirements:
+    requests: ResourceList = _map()
+    limits: ResourceList = _map()
+
+
+@attrs.frozen
+class PersistentVolumeClaimSpec:
+    access_modes: tuple[str, ...] = _list()
+    selector: Optional[LabelSelector] = None
+    resources: VolumeResourceRequirements = attrs.field(factory=VolumeResourceRequirements)
+    volume_name: str = ""
+    storage_class_name: Optional[str] = None
+    volume_mode: Optional[str] = None
+    volume_attributes_class_name: Optional[str] = None
+
+
+@attrs.frozen
+class PersistentVolumeClaimTemplate:
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    spec: PersistentVolumeClaimSpec = attrs.field(factory=PersistentVolumeClaimSpec)
+
+
+@attrs.frozen
+class EphemeralVolumeSource:
+    volume_claim_template: Optional[PersistentVolumeClaimTemplate] = None
+
+
+@attrs.frozen
+class Volume:
+    name: str = ""
+    persistent_volume_claim: Optional[PersistentVolumeClaimVolumeSource] = None
+    ephemeral: Optional[EphemeralVolumeSource] = None
+    gce_persistent_disk: Optional[GCEPersistentDiskVolumeSource] = None
+    aws_elastic_block_store: Optional[AWSElasticBlockStoreVolumeSource] = None
+    azure_disk: Optional[AzureDiskVolumeSource] = None
+    cinder: Optional[CinderVolumeSource] = None
+    portworx_volume: Optional[PortworxVolumeSource] = None
+    rbd: Optional[RBDVolumeSource] = None
+    iscsi: Optional[ISCSIVolumeSource] = None
+    csi: Optional[CSIVolumeSource] = None
+
+
+@attrs.frozen
+class PodResourceClaim:
+    name: str = ""
+
+
+@attrs.frozen
+class PodSpec:
+    node_name: str = ""
+    scheduler_name: str = "default-scheduler"
+    priority: Optional[int] = None
+    priority_class_name: str = ""
+    preemption_policy: Optional[str] = None
+    node_selector: dict[str, str] = _map()
+    affinity: Optional[Affinity] = None
+    tolerations: tuple[Toleration, ...] = _list()
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = _list()
+    containers: tuple[Container, ...] = _list()
+    init_containers: tuple[Container, ...] = _list()
+    overhead: ResourceList = _map()
+    resources: Optional[ResourceRequirements] = None
+    volumes: tuple[Volume, ...] = _list()
+    resource_claims: tuple[PodResourceClaim, ...] = _list()
+    host_network: bool = False
+
+
+@attrs.frozen
+class PodCondition:
+    type: str = ""
+    status: str = ""
+    reason: str = ""
+    message: str = ""
+
+
+@attrs.frozen
+class PodStatus:
+    phase: str = "Pending"
+    nominated_node_name: str = ""
+    start_time: Optional[str] = None
+    conditions: tuple[PodCondition, ...] = _list()
+
+
+@attrs.frozen
+class Pod:
+    kind: str = "Pod"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    spec: PodSpec = attrs.field(factory=PodSpec)
+    status: PodStatus = attrs.field(factory=PodStatus)
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace
+
+    @property
+    def key(self) -> str:
+        return f"{self.metadata.namespace}/{self.metadata.name}"
