@@ -65,8 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     e = sub.add_parser("eval", help="where would these pods go, and why not elsewhere")
     e.add_argument("--cluster", action="append", required=True, metavar="PATH",
                    help="Nodes and Pods as kubectl prints them (file or directory; repeatable)")
-    e.add_argument("--pod", action="append", required=True, metavar="PATH",
-                   help="the pod(s) to place (file or directory; repeatable)")
+    _pod_arguments(e)
     e.add_argument("--profile", metavar="PATH|NAME", help="a .sched file with a profile, or a stdlib profile name "
                                                           "(default: the stdlib default-scheduler profile)")
     e.add_argument("--config", metavar="PATH", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): "
@@ -86,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
 
     x = sub.add_parser("explain", help="why a pod is Pending: every failing filter, near misses, what would fit")
     x.add_argument("--cluster", action="append", required=True, metavar="PATH")
-    x.add_argument("--pod", action="append", required=True, metavar="PATH")
+    _pod_arguments(x)
     x.add_argument("--profile", metavar="PATH|NAME")
     x.add_argument("--config", metavar="PATH")
     x.add_argument("-o", "--output", choices=("text", "json"), default="text")
@@ -157,6 +156,16 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _pod_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--pod", action="append", metavar="PATH|NAMESPACE/NAME",
+                   help="the pod(s) to place: a file or directory, or a pod of the --cluster dump by "
+                        "NAMESPACE/NAME or NAME (with -n); repeatable (default: every pending pod of the dump)")
+    p.add_argument("-n", "--namespace", default="default", help="the namespace of a --pod NAME (default: default)")
+    p.add_argument("--as-pending", action="store_true",
+                   help="a pod of the dump already bound (or finished): where would it go if it were pending "
+                        "(evaluated without itself on its node)")
+
+
 def _input_arguments(p: argparse.ArgumentParser) -> None:
     """What every command may read: the limits on untrusted input (README: Exit codes, limits)."""
     p.add_argument("--allow-root", action="append", default=[], metavar="DIR",
@@ -200,6 +209,7 @@ def _state_for(state, pod: Pod):
 
 
 def cmd_eval(args) -> int:
+    from .pending import Held, held, targets
     from .report import Style, eval_json, eval_text
     from .run.schedule import Sampling, collector_paused, schedule
 
@@ -207,27 +217,43 @@ def cmd_eval(args) -> int:
         raise InputError("give --profile or --config, not both")
     plans = load_plans(args.profile, args.config)
     state = load_cluster(args.cluster)
-    pods = _pods(args.pod)
+    found = targets(args.pod, args.namespace, state, args.cluster)
     profile_for = _profile_chooser(plans, every_pod=not args.config, executor=args.executor)
     rng = random.Random(args.seed) if args.tie_break == "random" else None
-    decisions = []
+    results = []
     with collector_paused():
-        for pod in pods:
+        for target in found:
+            pod = held(target, args.as_pending)
+            if isinstance(pod, Held):
+                results.append(pod)
+                continue
             exe = _required_profile(profile_for, pod, plans)
             sampling = (Sampling(args.percentage_of_nodes_to_score)
                         if args.percentage_of_nodes_to_score is not None else None)
-            decisions.append(schedule(exe, _state_for(state, pod), pod, rng=rng, preemption=not args.no_preemption,
-                                      sampling=sampling))
+            results.append(schedule(exe, _state_for(state, pod), pod, rng=rng, preemption=not args.no_preemption,
+                                    sampling=sampling))
     if args.output == "json":
-        print(eval_json(decisions))
+        print(eval_json(results))
     else:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        print(eval_text(decisions, Style(color)))
-    return 0 if all(d.selected for d in decisions) else 1
+        print(eval_text(results, Style(color)))
+    return 0 if all(_placed(r) for r in results) else 1
+
+
+def _placed(result) -> bool:
+    """Exit 0 for a pod scheduled, already bound or finished; 1 for one unschedulable or gated."""
+    from .pending import Held
+
+    if isinstance(result, Held):
+        return not result.gates
+    return bool(getattr(result, "decision", result).selected)
 
 
 def cmd_explain(args) -> int:
+    import attrs
+
     from .explain import explain
+    from .pending import Held, held, targets, ungated
     from .report import Style, explain_json, explain_text
 
     if args.config and args.profile:
@@ -235,13 +261,23 @@ def cmd_explain(args) -> int:
     plans = load_plans(args.profile, args.config)
     profile_for = _profile_chooser(plans, every_pod=not args.config)
     state = load_cluster(args.cluster)
-    explanations = [explain(_required_profile(profile_for, pod, plans), _state_for(state, pod), pod)
-                    for pod in _pods(args.pod)]
+    explanations = []
+    for target in targets(args.pod, args.namespace, state, args.cluster):
+        pod = held(target, args.as_pending)
+        if isinstance(pod, Held) and pod.gates:
+            # What removing the gates would do.
+            free = ungated(pod.pod)
+            pod = attrs.evolve(pod, ungated=explain(_required_profile(profile_for, free, plans),
+                                                    _state_for(state, free), free))
+        if isinstance(pod, Held):
+            explanations.append(pod)
+            continue
+        explanations.append(explain(_required_profile(profile_for, pod, plans), _state_for(state, pod), pod))
     if args.output == "json":
         print(explain_json(explanations))
     else:
         print(explain_text(explanations, Style(sys.stdout.isatty() and not os.environ.get("NO_COLOR"))))
-    return 0 if all(e.decision.selected for e in explanations) else 1
+    return 0 if all(_placed(e) for e in explanations) else 1
 
 
 def cmd_simulate(args) -> int:
@@ -282,7 +318,7 @@ def cmd_simulate(args) -> int:
         print(simulate_text(placements, state, Style(color)))
     if interrupted:
         return EXIT_INTERRUPTED
-    return 0 if all(p.node or p.decision is None for p in placements) else 1
+    return 0 if all((p.node or p.decision is None) and not p.gates for p in placements) else 1
 
 
 def _check_state_target(out: str, clusters: list[str]) -> None:

@@ -41,8 +41,42 @@ def decision_json(d: Decision) -> dict:
     return out
 
 
+def held_json(h) -> dict:
+    """A pod not scheduled (already bound, finished, gated), in a decision's shape."""
+    from .pending import GATED_MESSAGE, GATED_REASON
+
+    out = {
+        "pod": {"namespace": h.pod.namespace, "name": h.pod.name},
+        "profile": None,
+        "selected": None,
+        "feasible": [],
+        "fit_error": None,
+        "message": None,
+        "nodes": [],
+    }
+    if h.bound_to:
+        out["bound_to"] = h.bound_to
+    if h.phase:
+        out["phase"] = h.phase
+    if h.gates:
+        out["message"] = GATED_MESSAGE
+        out["gated"] = {"gates": list(h.gates),
+                        "condition": {"type": "PodScheduled", "status": "False", "reason": GATED_REASON,
+                                      "message": GATED_MESSAGE}}
+        if h.ungated is not None:
+            d = h.ungated.decision
+            out["gated"]["without_gates"] = {"selected": d.selected, "message": d.message}
+    return out
+
+
+def _is_held(r) -> bool:
+    from .pending import Held
+    return isinstance(r, Held)
+
+
 def eval_json(decisions: Iterable[Decision]) -> str:
-    return json.dumps({"schema": EVAL_SCHEMA, "results": [decision_json(d) for d in decisions]}, indent=2)
+    return json.dumps({"schema": EVAL_SCHEMA, "results": [held_json(d) if _is_held(d) else decision_json(d)
+                                                          for d in decisions]}, indent=2)
 
 
 # ---- text ------------------------------------------------------------------------
@@ -138,8 +172,29 @@ def _table(header: list[str], rows: list[list[str]], style: Style, selected) -> 
     return out
 
 
+def held_text(h, style: Style) -> str:
+    from .pending import GATED_MESSAGE, GATED_REASON, pre_enqueue_message
+
+    head = style.bold(_printable(f"Pod {h.pod.key}"))
+    if h.bound_to:
+        return f"{head}: already bound to {_printable(h.bound_to)}"
+    if h.phase:
+        return f"{head}: {h.phase}, not scheduled again"
+    lines = [f"{head}: {style.bad('gated')} by scheduling gates {_printable(', '.join(h.gates))}",
+             f"  PodScheduled=False, reason {GATED_REASON}: {GATED_MESSAGE}",
+             f"  kube-scheduler does not attempt it (PreEnqueue, SchedulingGates: {_printable(pre_enqueue_message(h.pod))})"]
+    if h.ungated is not None:
+        d = h.ungated.decision
+        if d.selected:
+            lines.append(f"  Without its gates it would schedule to {style.good(d.selected)} (profile {d.profile})")
+        else:
+            lines.append(f"  Without its gates it would still be unschedulable (profile {d.profile})"
+                         + (f": {d.message}" if d.message else ""))
+    return "\n".join(lines)
+
+
 def eval_text(decisions: Iterable[Decision], style: Style) -> str:
-    return "\n\n".join(decision_text(d, style) for d in decisions)
+    return "\n\n".join(held_text(d, style) if _is_held(d) else decision_text(d, style) for d in decisions)
 
 
 # ---- simulate --------------------------------------------------------------------
@@ -177,7 +232,8 @@ def simulate_summary(placements) -> dict:
         "pods": len(placements),
         "scheduled": sum(1 for p in placements if p.node),
         "unschedulable": sum(1 for p in placements if p.decision is not None and not p.node),
-        "skipped": sum(1 for p in placements if p.decision is None),
+        "skipped": sum(1 for p in placements if p.decision is None and not p.gates),
+        "gated": sum(1 for p in placements if p.gates),
         "preempted": sum(len(p.victims) for p in placements),
     }
 
@@ -216,6 +272,7 @@ def simulate_text(placements, state, style: Style) -> str:
     s = simulate_summary(placements)
     lines = [style.bold(f"Simulated {s['pods']} pods on {len(state.nodes)} nodes: {s['scheduled']} scheduled, "
                         f"{s['unschedulable']} unschedulable, {s['preempted']} preempted"
+                        + (f", {s['gated']} gated" if s["gated"] else "")
                         + (f", {s['skipped']} left to other schedulers" if s["skipped"] else "")), ""]
     rows = []
     for p in placements:
@@ -248,6 +305,9 @@ EXPLAIN_SCHEMA = "policylang/explain/v1"
 def explain_json(explanations) -> str:
     results = []
     for e in explanations:
+        if _is_held(e):
+            results.append({**held_json(e), "near_misses": [], "suggestions": []})
+            continue
         doc = decision_json(e.decision)
         for n in doc["nodes"]:
             n["filters"] = {plugin: {"code": s.code, "reasons": list(s.reasons)}
@@ -263,6 +323,9 @@ def explain_json(explanations) -> str:
 def explain_text(explanations, style: Style) -> str:
     out = []
     for e in explanations:
+        if _is_held(e):
+            out.append(held_text(e, style))
+            continue
         d = e.decision
         lines = [decision_text(d, style).split("\n\n")[0]]
         lines += ["", "NODE".ljust(12) + "FAILING FILTERS (each as if it ran alone)"]

@@ -28,9 +28,13 @@ class Placement:
     node: "str | None" = None
     nominated_node: "str | None" = None
     victims: tuple = ()
+    gates: tuple = ()                     # non-empty: held by scheduling gates, never attempted
 
     @property
     def message(self) -> "str | None":
+        if self.gates:
+            from .pending import GATED_MESSAGE
+            return f"{GATED_MESSAGE} ({', '.join(self.gates)})"
         if self.decision is None:
             return f"no profile for schedulerName \"{self.pod.spec.scheduler_name}\""
         return None if self.node else self.decision.message
@@ -59,6 +63,10 @@ def simulate(profile_for: "Callable[[Pod], Executable | None] | dict[str, Execut
     with collector_paused():
         sampling = Sampling()
         for i, pod in enumerate(queue):
+            if pod.spec.scheduling_gates:
+                # PreEnqueue (SchedulingGates): kube-scheduler never attempts it; it stays Pending.
+                placements.append(Placement(pod, None, gates=tuple(g.name for g in pod.spec.scheduling_gates)))
+                continue
             exe = profile_for.get(pod.spec.scheduler_name) if isinstance(profile_for, dict) else profile_for(pod)
             if exe is None:
                 placements.append(Placement(pod, None))

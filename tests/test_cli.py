@@ -238,3 +238,122 @@ def test_control_characters_in_table_cells_are_escaped():
     text = decision_text(d, Style(False))
     assert "n\\x1b[2J" in text and "reason\\x07" in text
     assert "\x1b" not in text and "\x07" not in text
+
+
+# ---- the dump is the question (issue 21): pending pods, --pod NAMESPACE/NAME, gates ----------
+
+DUMP = EXAMPLES / "pending-dump.yaml"
+
+
+def test_eval_without_pod_answers_for_each_pending_pod_of_the_dump(capsys, golden):
+    code, out, _ = run(capsys, "eval", "--cluster", DUMP)
+    assert code == 1  # shop/report-big is unschedulable, batch/train-1 gated
+    heads = [line for line in out.splitlines() if line.startswith("Pod ")]
+    # Bound (shop/web-7d4b9-abcde), Succeeded (batch/migrate-xyz) and deleting (shop/old-web) are left out.
+    assert [h.split(":")[0] for h in heads] == ["Pod shop/web-7d4b9-mnopq", "Pod shop/report-big", "Pod batch/train-1"]
+    golden(GOLDEN / "pending-dump.txt", out)
+
+
+def test_explain_without_pod_answers_for_each_pending_pod_of_the_dump(capsys, golden):
+    code, out, _ = run(capsys, "explain", "--cluster", DUMP)
+    assert code == 1
+    assert "Pod batch/train-1: gated by scheduling gates example.com/quota" in out
+    assert "Without its gates it would schedule to worker-b1" in out
+    golden(Path(__file__).parent / "fixtures" / "explain" / "pending-dump.txt", out)
+
+
+def test_eval_json_of_the_dump_keeps_the_eval_schema(capsys):
+    code, out, _ = run(capsys, "eval", "--cluster", DUMP, "-o", "json")
+    doc = json.loads(out)
+    assert doc["schema"] == "policylang/eval/v1"
+    by_pod = {f'{r["pod"]["namespace"]}/{r["pod"]["name"]}': r for r in doc["results"]}
+    assert list(by_pod) == ["shop/web-7d4b9-mnopq", "shop/report-big", "batch/train-1"]
+    assert by_pod["shop/web-7d4b9-mnopq"]["selected"] == "worker-b1"
+    gated = by_pod["batch/train-1"]
+    assert gated["selected"] is None and gated["nodes"] == []
+    assert gated["gated"] == {"gates": ["example.com/quota"], "condition": {
+        "type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
+        "message": "Scheduling is blocked due to non-empty scheduling gates"}}
+
+
+@pytest.mark.parametrize("args", [["--pod", "shop/web-7d4b9-mnopq"], ["--pod", "web-7d4b9-mnopq", "-n", "shop"],
+                                  ["--pod", "web-7d4b9-mnopq", "--namespace", "shop"]])
+def test_pod_by_name_picks_one_pod_of_the_dump(capsys, args):
+    code, out, _ = run(capsys, "eval", "--cluster", DUMP, *args)
+    assert code == 0
+    assert out.startswith("Pod shop/web-7d4b9-mnopq: scheduled to worker-b1")
+    assert "report-big" not in out
+
+
+def test_pod_file_still_works_with_a_dump(capsys):
+    code, out, _ = run(capsys, "eval", "--cluster", DUMP, "--pod", EXAMPLES / "pods" / "web.yaml")
+    assert code == 0 and out.startswith("Pod shop/web-7d4b9-mnopq: scheduled to worker-b1")
+
+
+def test_a_bound_pod_of_the_dump_is_reported_bound(capsys):
+    code, out, _ = run(capsys, "eval", "--cluster", DUMP, "--pod", "shop/web-7d4b9-abcde")
+    assert (code, out) == (0, "Pod shop/web-7d4b9-abcde: already bound to worker-a1\n")
+    code, out, _ = run(capsys, "explain", "--cluster", DUMP, "--pod", "shop/web-7d4b9-abcde", "-o", "json")
+    assert code == 0 and json.loads(out)["results"][0]["bound_to"] == "worker-a1"
+
+
+def test_as_pending_places_a_bound_pod_without_itself_on_its_node(capsys):
+    code, out, _ = run(capsys, "eval", "--cluster", DUMP, "--pod", "shop/web-7d4b9-abcde", "--as-pending",
+                       "-o", "json")
+    assert code == 0
+    result = json.loads(out)["results"][0]
+    # worker-a1 scores as the emptier node once the pod's own 500m no longer counts there (as
+    # worker-b1 does for the unbound twin shop/web-7d4b9-mnopq).
+    assert result["selected"] == "worker-a1"
+    totals = {n["name"]: n["total"] for n in result["nodes"]}
+    _, twin, _ = run(capsys, "eval", "--cluster", DUMP, "--pod", "shop/web-7d4b9-mnopq", "-o", "json")
+    assert totals["worker-a1"] == {n["name"]: n["total"] for n in json.loads(twin)["results"][0]["nodes"]}["worker-b1"]
+
+
+def test_a_finished_pod_of_the_dump_is_not_scheduled_again(capsys):
+    code, out, _ = run(capsys, "eval", "--cluster", DUMP, "--pod", "batch/migrate-xyz")
+    assert (code, out) == (0, "Pod batch/migrate-xyz: Succeeded, not scheduled again\n")
+
+
+def test_a_pod_name_not_in_the_dump_is_an_input_error_with_did_you_mean(capsys):
+    code, out, err = run(capsys, "eval", "--cluster", DUMP, "--pod", "shop/web-7d4b9-abcd")
+    assert code == 2 and out == ""
+    assert "no pod shop/web-7d4b9-abcd in the dump" in err
+    assert "did you mean shop/web-7d4b9-abcde" in err
+    code, _, err = run(capsys, "explain", "--cluster", DUMP, "--pod", "nope")
+    assert code == 2 and "no pod default/nope in the dump" in err
+
+
+def test_a_dump_without_pending_pods_needs_pod(capsys):
+    code, _, err = run(capsys, "eval", "--cluster", EXAMPLES / "cluster.yaml")
+    assert code == 2 and "no pending pod in the dump" in err
+
+
+def test_a_gated_pod_is_reported_gated_and_exits_1(capsys):
+    code, out, _ = run(capsys, "eval", "--cluster", DUMP, "--pod", "batch/train-1")
+    assert code == 1
+    assert out.splitlines() == [
+        "Pod batch/train-1: gated by scheduling gates example.com/quota",
+        "  PodScheduled=False, reason SchedulingGated: Scheduling is blocked due to non-empty scheduling gates",
+        "  kube-scheduler does not attempt it (PreEnqueue, SchedulingGates: waiting for scheduling gates: "
+        "[example.com/quota])"]
+
+
+def test_explain_says_where_a_gated_pod_would_go_without_its_gates(capsys):
+    code, out, _ = run(capsys, "explain", "--cluster", DUMP, "--pod", "batch/train-1", "-o", "json")
+    assert code == 1
+    result = json.loads(out)["results"][0]
+    assert result["gated"]["without_gates"]["selected"] == "worker-b1"
+    assert result["suggestions"] == [] and result["near_misses"] == []
+
+
+def test_simulate_leaves_a_gated_pod_pending_and_counts_it(capsys):
+    code, out, _ = run(capsys, "simulate", "--cluster", EXAMPLES / "cluster.yaml", "--pods", DUMP, "-o", "json")
+    doc = json.loads(out)
+    assert code == 1
+    gated = [p for p in doc["placements"] if p["pod"]["name"] == "train-1"]
+    assert gated[0]["node"] is None
+    assert gated[0]["message"].startswith("Scheduling is blocked due to non-empty scheduling gates")
+    assert doc["summary"]["gated"] == 1 and doc["summary"]["skipped"] == 0
+    code, out, _ = run(capsys, "simulate", "--cluster", EXAMPLES / "cluster.yaml", "--pods", DUMP)
+    assert ", 1 gated" in out.splitlines()[0]

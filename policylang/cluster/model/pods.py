@@ -218,6 +218,11 @@ class PodResourceClaim:
 
 
 @attrs.frozen
+class PodSchedulingGate:
+    name: str = ""
+
+
+@attrs.frozen
 class PodSpec:
     node_name: str = ""
     scheduler_name: str = "default-scheduler"
@@ -235,6 +240,9 @@ class PodSpec:
     volumes: tuple[Volume, ...] = _list()
     resource_claims: tuple[PodResourceClaim, ...] = _list()
     host_network: bool = False
+    # Non-empty: kube-scheduler's PreEnqueue (plugin SchedulingGates) keeps the pod out of the
+    # scheduling queue until a controller removes every gate.
+    scheduling_gates: tuple[PodSchedulingGate, ...] = _list()
 
 
 @attrs.frozen

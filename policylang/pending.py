@@ -1,0 +1,108 @@
+"""Which pods eval and explain answer for: the dump's pending pods, or those --pod names; and the
+pods kube-scheduler would not attempt (already bound, finished, or held by scheduling gates)."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from typing import Optional
+
+import attrs
+
+from .cluster.load import load_objects
+from .cluster.model import Pod
+from .cluster.state import TERMINAL_PHASES, ClusterState
+from .diagnostics import InputError
+
+# What the API server sets on a gated pod (pkg/registry/core/pod/strategy.go,
+# applySchedulingGatedCondition) and kube-scheduler's PreEnqueue status for it
+# (pkg/scheduler/framework/plugins/schedulinggates/scheduling_gates.go).
+GATED_REASON = "SchedulingGated"
+GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
+
+
+def gates_of(pod: Pod) -> tuple[str, ...]:
+    return tuple(g.name for g in pod.spec.scheduling_gates)
+
+
+def pre_enqueue_message(pod: Pod) -> str:
+    """SchedulingGates' PreEnqueue status, as Go's %v prints the gates."""
+    return f"waiting for scheduling gates: [{' '.join(gates_of(pod))}]"
+
+
+def is_pending(pod: Pod) -> bool:
+    """What kube-scheduler's queue holds: unbound, not finished, not being deleted."""
+    return (not pod.spec.node_name and pod.status.phase not in TERMINAL_PHASES
+            and not pod.metadata.deletion_timestamp)
+
+
+@attrs.frozen
+class Held:
+    """A pod eval/explain does not schedule: already bound, finished, or gated."""
+    pod: Pod
+    bound_to: Optional[str] = None
+    phase: Optional[str] = None             # Succeeded or Failed
+    gates: tuple[str, ...] = ()
+    ungated: object = None                  # explain: the Explanation of the pod without its gates
+
+    @property
+    def key(self) -> str:
+        return self.pod.key
+
+
+@attrs.frozen
+class Target:
+    pod: Pod
+    from_dump: bool
+
+
+def targets(pod_args: Optional[list[str]], namespace: str, state: ClusterState, clusters: list[str]) -> list[Target]:
+    """The pods to answer for: every pending pod of the dump without --pod; otherwise each --pod,
+    a file or directory when one exists there, else NAMESPACE/NAME (or NAME in ``namespace``)
+    picked out of the dump."""
+    if not pod_args:
+        found = [Target(p, True) for p in state.pods if is_pending(p)]
+        if not found:
+            raise InputError("no pending pod in the dump (unbound, not Succeeded or Failed, not being deleted); "
+                             "give --pod FILE or --pod NAMESPACE/NAME", path=", ".join(clusters))
+        return found
+    out = []
+    for arg in pod_args:
+        if os.path.exists(arg) or arg.endswith((".yaml", ".yml", ".json")):
+            pods = load_objects(arg, kinds=["Pod"])
+            if not pods:
+                raise InputError("no Pod found", path=arg)
+            out += [Target(p, False) for p in pods]
+        else:
+            out.append(Target(_by_name(arg, namespace, state, clusters), True))
+    return out
+
+
+def _by_name(arg: str, namespace: str, state: ClusterState, clusters: list[str]) -> Pod:
+    key = arg if "/" in arg else f"{namespace}/{arg}"
+    by_key = {p.key: p for p in state.pods}
+    if key in by_key:
+        return by_key[key]
+    close = difflib.get_close_matches(key, list(by_key), n=3)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    raise InputError(f"no pod {key} in the dump (and no such file){hint}", path=", ".join(clusters))
+
+
+def held(target: Target, as_pending: bool) -> "Held | Pod":
+    """The Held report for a pod not to be scheduled, else the pod to schedule (a bound pod of
+    the dump taken off its node when ``as_pending``)."""
+    pod = target.pod
+    if target.from_dump and pod.status.phase in TERMINAL_PHASES and not as_pending:
+        return Held(pod, phase=pod.status.phase)
+    if target.from_dump and pod.spec.node_name:
+        if not as_pending:
+            return Held(pod, bound_to=pod.spec.node_name)
+        pod = attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=""),
+                           status=attrs.evolve(pod.status, phase="Pending"))
+    if pod.spec.scheduling_gates:
+        return Held(pod, gates=gates_of(pod))
+    return pod
+
+
+def ungated(pod: Pod) -> Pod:
+    return attrs.evolve(pod, spec=attrs.evolve(pod.spec, scheduling_gates=()))
