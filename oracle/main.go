@@ -5,6 +5,12 @@
 //	oracle --cluster DUMP... --pod PODS... [--config KubeSchedulerConfiguration]
 //	       [--no-preemption] [--percentage-of-nodes-to-score N]
 //	oracle --serve     one scenario per stdin line (JSON), one eval/v1 document per stdout line
+//	oracle --bench --cluster DUMP... --pod PODS... [--config ...] [--no-preemption]
+//	       [--percentage-of-nodes-to-score N]
+//	                   simulate the pods as a batch (as simulate mode does) and print
+//	                   {"pods", "seconds", "pods_per_s", "scheduled", ...}: the scheduling alone
+//	                   timed, at parallelism 1; without N, the configuration's percentage
+//	                   (v1's default: adaptive)
 package main
 
 import (
@@ -52,9 +58,11 @@ func main() {
 	flag.Var(&podPaths, "pod", "the pod(s) to place (repeatable)")
 	configPath := flag.String("config", "", "a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
 	noPreemption := flag.Bool("no-preemption", false, "do not run PostFilter")
-	percentage := flag.Int("percentage-of-nodes-to-score", -1, "sample nodes as upstream (0: adaptive); default every node")
+	percentage := flag.Int("percentage-of-nodes-to-score", -1,
+		"sample nodes as upstream (0: adaptive); default every node (with --bench: the configuration's, adaptive by default)")
 	output := flag.String("o", "json", "output format (json only)")
 	serve := flag.Bool("serve", false, "read scenarios from stdin, one JSON object per line")
+	benchMode := flag.Bool("bench", false, "time simulating the pods as a batch (pods/s, parallelism 1)")
 	klog.InitFlags(nil)
 	flag.Parse()
 	if *output != "json" {
@@ -88,6 +96,13 @@ func main() {
 	if *percentage >= 0 {
 		p := int32(*percentage)
 		sc.Percentage = &p
+	}
+	if *benchMode {
+		doc, err := bench(sc)
+		fatal(err)
+		out, _ := json.Marshal(doc)
+		fmt.Println(string(out))
+		return
 	}
 	doc, err := run(sc)
 	fatal(err)

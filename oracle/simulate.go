@@ -62,7 +62,31 @@ func queueOrder(pods []*v1.Pod) []*v1.Pod {
 	return out
 }
 
+// simulation: a batch ready to place (the scenario decoded, the world built, the pending pods
+// in queue order), so that bench mode can time the placing alone.
+type simulation struct {
+	w          *world
+	pending    []*v1.Pod
+	preemption bool
+}
+
 func simulate(sc scenario) (*simulateDoc, error) {
+	s, err := prepareSimulation(sc)
+	if err != nil {
+		return nil, err
+	}
+	defer s.w.close()
+	doc, err := s.place()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.summarise(doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+func prepareSimulation(sc scenario) (*simulation, error) {
 	cfg, err := loadConfig(sc.Config)
 	if err != nil {
 		return nil, err
@@ -92,12 +116,17 @@ func simulate(sc scenario) (*simulateDoc, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer w.close()
 	w.percentage = sc.Percentage
+	return &simulation{w: w, pending: queueOrder(pending), preemption: preemption}, nil
+}
+
+// place: the scheduling loop, each pod decided, reserved and assumed before the next.
+func (s *simulation) place() (*simulateDoc, error) {
+	w := s.w
 	logger := klog.FromContext(w.ctx)
 	doc := &simulateDoc{Schema: simulateSchema, Placements: []placement{}}
-	opts := cycleOptions{preemption: preemption}
-	for _, pod := range queueOrder(pending) {
+	opts := cycleOptions{preemption: s.preemption}
+	for _, pod := range s.pending {
 		pl := placement{Pod: podRef{pod.Namespace, pod.Name}, Victims: []podRef{}}
 		pf, _, perr := w.profileFor(pod, false)
 		if perr != nil {
@@ -150,11 +179,16 @@ func simulate(sc scenario) (*simulateDoc, error) {
 		doc.Placements = append(doc.Placements, pl)
 	}
 	doc.Summary.Pods = len(doc.Placements)
-	if err := w.cache.UpdateSnapshot(logger, w.snapshot); err != nil {
-		return nil, err
-	}
-	doc.Summary.Utilisation.Nodes, doc.Summary.Utilisation.Zones = w.utilisation()
 	return doc, nil
+}
+
+// summarise: the batch's utilisation, from the cache once every pod is placed.
+func (s *simulation) summarise(doc *simulateDoc) error {
+	if err := s.w.cache.UpdateSnapshot(klog.FromContext(s.w.ctx), s.w.snapshot); err != nil {
+		return err
+	}
+	doc.Summary.Utilisation.Nodes, doc.Summary.Utilisation.Zones = s.w.utilisation()
+	return nil
 }
 
 // utilisation: requested / allocatable cpu (millicores), memory (bytes), pods and GPUs, per
