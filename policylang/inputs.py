@@ -59,11 +59,26 @@ def read_bytes(path: str | Path) -> bytes:
         if not stat.S_ISREG(mode):
             raise InputError("not a regular file (a FIFO, a device or a socket)", path=name)
         limit = max_input_size()
-        data = f.read(limit + 1)
+        too_large = InputError(f"larger than the input size limit of {limit} bytes (raise it with "
+                               "--max-input-size)", path=name)
+        if os.fstat(fd).st_size > limit:    # not read at all
+            raise too_large
+        data = _read_at_most(f, limit + 1)  # one byte past the limit tells that it grew since
     if len(data) > limit:
-        raise InputError(f"larger than the input size limit of {limit} bytes (raise it with --max-input-size)",
-                         path=name)
+        raise too_large
     return data
+
+
+def _read_at_most(f, n: int) -> bytes:
+    """Up to n bytes, in chunks: f.read(n) would allocate all n at once (the limit is 256 MiB)."""
+    chunks, left = [], n
+    while left > 0:
+        chunk = f.read(min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def decode(data: bytes, path: str) -> str:

@@ -170,3 +170,18 @@ def test_the_input_size_is_bounded_and_the_flag_raises_it(tmp_path, capsys):
     assert code == 2 and "raise it with --max-input-size" in capsys.readouterr().err
     code = main(["eval", "--max-input-size", "64M", "--cluster", str(f), "--pod", str(examples / "pods" / "web.yaml")])
     assert code == 1, capsys.readouterr().err  # no node in that cluster: unschedulable, not refused
+
+
+def test_reading_a_small_file_does_not_allocate_the_size_limit(tmp_path):
+    import tracemalloc
+
+    from policylang.inputs import read_bytes
+    f = tmp_path / "small.json"
+    f.write_text(json.dumps(pod("p")))
+    tracemalloc.start()
+    try:
+        read_bytes(f)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2**20     # the default limit is 256 MiB: a read of the limit at once would show it
