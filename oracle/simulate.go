@@ -8,6 +8,7 @@ package main
 
 import (
 	"sort"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -38,6 +39,7 @@ type simulateDoc struct {
 		Scheduled     int `json:"scheduled"`
 		Unschedulable int `json:"unschedulable"`
 		Skipped       int `json:"skipped"`
+		Gated         int `json:"gated"`
 		Preempted     int `json:"preempted"`
 		Utilisation   struct {
 			Nodes map[string]usage `json:"nodes"`
@@ -47,6 +49,8 @@ type simulateDoc struct {
 }
 
 const gpu = "nvidia.com/gpu"
+
+const gatedMessage = "Scheduling is blocked due to non-empty scheduling gates"
 
 // queueOrder: PrioritySort's Less (priority, then the time the pod entered the queue: its
 // creation, then the order given).
@@ -128,6 +132,18 @@ func (s *simulation) place() (*simulateDoc, error) {
 	opts := cycleOptions{preemption: s.preemption}
 	for _, pod := range s.pending {
 		pl := placement{Pod: podRef{pod.Namespace, pod.Name}, Victims: []podRef{}}
+		if gates := pod.Spec.SchedulingGates; len(gates) > 0 {
+			// PreEnqueue (SchedulingGates) keeps it out of the queue: never attempted. The
+			// message is the condition the API server sets (pkg/registry/core/pod/strategy.go).
+			names := make([]string, len(gates))
+			for i, g := range gates {
+				names[i] = g.Name
+			}
+			pl.Message = strp(gatedMessage + " (" + strings.Join(names, ", ") + ")")
+			doc.Placements = append(doc.Placements, pl)
+			doc.Summary.Gated++
+			continue
+		}
 		pf, _, perr := w.profileFor(pod, false)
 		if perr != nil {
 			pl.Message = strp("no profile for schedulerName \"" + pod.Spec.SchedulerName + "\"")

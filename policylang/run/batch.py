@@ -126,14 +126,14 @@ def raw_scores(plugin, env: dict, feasible: Batch) -> np.ndarray:
         return np.array(values, dtype=object)
 
 
-def normalize(s, raws: np.ndarray, env: dict, feasible: Batch) -> np.ndarray:
+def normalize(s, raws: np.ndarray, env: dict, feasible: Batch, plugin: str) -> np.ndarray:
     """NormalizeScore over the batch, with the reference's integer (and float) arithmetic."""
     limit = (1 << 62) // MAX_NODE_SCORE     # (not np.abs: the smallest int64 is its own absolute value)
     large = raws.dtype == object or (len(raws) and (raws.max() >= limit or raws.min() <= -limit))
     if s.normalize in NORMALIZERS:
         return normalize_named(s.normalize, np.array(raws.tolist(), dtype=object) if large else raws)
     if large:
-        return np.array(reference.normalize(s, raws.tolist(), feasible.nodes.tolist(), env, ""), dtype=object)
+        return np.array(reference.normalize(s, raws.tolist(), feasible.nodes.tolist(), env, plugin), dtype=object)
     venv = feasible.env({**env, "scores": raws.tolist()})
     venv["score"] = Col(raws)
     n = len(feasible.nodes)
@@ -190,5 +190,5 @@ class VectorExecutor:
             nonlocal columns
             columns = columns or Batch(env["$state"], feasible)
             raws = raw_scores(plugin, env, columns)
-            return raws, normalize(plugin.score, raws, env, columns)
+            return raws, normalize(plugin.score, raws, env, columns, plugin.name)
         return score
