@@ -32,3 +32,20 @@ def golden(request):
             return
         assert text == path.read_text(), f"output differs from {path} (pytest --update-golden to accept)"
     return check
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    """kube-scheduler's framework (oracle/, built by make test), for the differential tests:
+    skipped with a one-line reason where it cannot be had, a failure where
+    POLICYLANG_REQUIRE_ORACLE is set (CI)."""
+    from kube_oracle import Oracle, OracleUnavailable, oracle_binary, required
+    try:
+        binary = oracle_binary()
+    except OracleUnavailable as err:
+        if required():
+            pytest.fail(f"POLICYLANG_REQUIRE_ORACLE is set, but: {err}")
+        pytest.skip(str(err).splitlines()[0])
+    o = Oracle(binary)
+    yield o
+    o.close()

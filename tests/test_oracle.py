@@ -17,22 +17,9 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import strategies as S
-from kube_oracle import Oracle, OracleUnavailable, comparable, oracle_binary, required
+from kube_oracle import comparable
 from policylang import Executable, load_plans, schedule
 from policylang.report import decision_json
-
-
-@pytest.fixture(scope="module")
-def oracle():
-    try:
-        binary = oracle_binary()
-    except OracleUnavailable as err:
-        if required():
-            pytest.fail(f"POLICYLANG_REQUIRE_ORACLE is set, but: {err}")
-        pytest.skip(str(err).splitlines()[0])
-    o = Oracle(binary)
-    yield o
-    o.close()
 
 
 @lru_cache(maxsize=None)

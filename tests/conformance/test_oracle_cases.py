@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-
-from kube_oracle import Oracle, OracleUnavailable, comparable, oracle_binary, required
+from kube_oracle import comparable
 from policylang import Executable, load_plans, schedule
 from policylang.cluster.load import structure_object
 from policylang.cluster.state import ClusterState
@@ -60,19 +59,6 @@ def _normal(value):
 @pytest.mark.parametrize("case", list(_cases()))
 def test_policylang_decides_as_the_oracle_did(case):
     assert _normal(_subset(_policylang(case), case["expect"])) == _normal(case["expect"])
-
-
-@pytest.fixture(scope="module")
-def oracle():
-    try:
-        binary = oracle_binary()
-    except OracleUnavailable as err:
-        if required():
-            pytest.fail(f"POLICYLANG_REQUIRE_ORACLE is set, but: {err}")
-        pytest.skip(str(err).splitlines()[0])
-    o = Oracle(binary)
-    yield o
-    o.close()
 
 
 @pytest.mark.parametrize("case", list(_cases()))
