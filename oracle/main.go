@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -181,18 +182,27 @@ func loadConfig(text string) (*schedulerapi.KubeSchedulerConfiguration, error) {
 	return cfg, nil
 }
 
-// run decides each pod of the scenario on its own, against the same cluster (as
-// `policylang eval` does): a fresh world per pod.
-func run(sc scenario) (*evalDoc, error) {
+// decodeScenario: the scenario's configuration, cluster objects and pods, decoded.
+func decodeScenario(sc scenario) (*schedulerapi.KubeSchedulerConfiguration, []runtime.Object, []runtime.Object, error) {
 	cfg, err := loadConfig(sc.Config)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	objects, err := decodeObjects(sc.Objects)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	podObjects, err := decodeObjects(sc.Pods)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return cfg, objects, podObjects, nil
+}
+
+// run decides each pod of the scenario on its own, against the same cluster (as
+// `policylang eval` does): a fresh world per pod.
+func run(sc scenario) (*evalDoc, error) {
+	cfg, objects, podObjects, err := decodeScenario(sc)
 	if err != nil {
 		return nil, err
 	}

@@ -91,15 +91,7 @@ func simulate(sc scenario) (*simulateDoc, error) {
 }
 
 func prepareSimulation(sc scenario) (*simulation, error) {
-	cfg, err := loadConfig(sc.Config)
-	if err != nil {
-		return nil, err
-	}
-	objects, err := decodeObjects(sc.Objects)
-	if err != nil {
-		return nil, err
-	}
-	podObjects, err := decodeObjects(sc.Pods)
+	cfg, objects, podObjects, err := decodeScenario(sc)
 	if err != nil {
 		return nil, err
 	}
