@@ -50,7 +50,12 @@ def reasons_of(value) -> tuple:
 
 
 class PlanRuntimeError(Exception):
-    """A policy failed while running (the framework's Error status): scheduling stops."""
+    """A policy failed while running (the framework's Error status): scheduling stops.
+    ``detail`` is the plugin's own error, without the framework's words around it."""
+
+    def __init__(self, message: str, detail: "str | None" = None):
+        super().__init__(message)
+        self.detail = detail
 
 
 def truthy(v) -> bool:
@@ -74,9 +79,8 @@ def call(fn, env, plugin: str, point: str):
         return fn(env)
     except POLICY_ERRORS as err:
         words = ERROR_AT.get(point, 'running {point} of plugin "{plugin}": {error}')
-        failure = PlanRuntimeError(words.format(point=point, plugin=plugin, error=error_text(err)))
-        failure.detail = error_text(err)    # the plugin's own error, without the framework's words
-        raise failure from None
+        text = error_text(err)
+        raise PlanRuntimeError(words.format(point=point, plugin=plugin, error=text), text) from None
 
 
 @attrs.frozen

@@ -112,7 +112,7 @@ def _filter_batch(exe: Executable, pre, nodes: list) -> "dict | None":
 
 def _error_text(err: PlanRuntimeError) -> str:
     """The plugin's error, without the framework's `running PreFilter plugin "<name>": ` words."""
-    return getattr(err, "detail", None) or str(err).split(": ", 1)[1]
+    return err.detail or str(err).split(": ", 1)[1]
 
 
 def _flat(objects: list) -> list:
