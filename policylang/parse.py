@@ -29,6 +29,14 @@ def _parser() -> lark.Lark:
                      maybe_placeholders=True)
 
 
+@lru_cache(maxsize=None)
+def keywords() -> tuple[str, ...]:
+    """Every keyword of the language, read off the grammar (the words it spells out), sorted:
+    what an editor completes and highlights, so neither can drift from the syntax."""
+    return tuple(sorted({t.pattern.value for t in _parser().terminals
+                         if t.pattern.type == "str" and re.fullmatch(r"[a-z_]+", t.pattern.value)}))
+
+
 def parse(text: str, path: str = "<input>") -> ast.Module:
     """Parse one file; raises PolicyError carrying every syntax diagnostic found."""
     diagnostics: list[Diagnostic] = []
@@ -44,6 +52,34 @@ def parse(text: str, path: str = "<input>") -> ast.Module:
     if diagnostics:
         raise PolicyError(diagnostics, {path: text})
     return ast.Module(path=path, decls=tuple(module), span=Span(path, 1, 1, 1, 1))
+
+
+# A line starting with one of these, at the first column, starts a declaration: where
+# `parse_recovering` cuts a file that does not parse.
+_DECL_START = re.compile(r"^(?:policy|import|param|def|filter|score|rule|profile)\b", re.MULTILINE)
+
+
+def parse_recovering(text: str, path: str = "<input>") -> tuple[ast.Module, tuple[Diagnostic, ...]]:
+    """Parse as much as can be: a file that does not parse is cut where each top-level
+    declaration starts, and every piece is parsed on its own, keeping its lines. The module
+    holds the declarations of the pieces that parse; the diagnostics are every piece's errors
+    (so an editor sees each broken declaration, not only the first). Never raises."""
+    try:
+        return parse(text, path), ()
+    except PolicyError as err:
+        if not _DECL_START.search(text):
+            return ast.Module(path=path, decls=(), span=Span(path, 1, 1, 1, 1)), err.diagnostics
+    starts = [0] + [m.start() for m in _DECL_START.finditer(text) if m.start() > 0]
+    decls: list = []
+    diagnostics: list[Diagnostic] = []
+    for start, end in zip(starts, starts[1:] + [len(text)]):
+        # Blank lines in front keep the piece's line numbers; it starts a line, so columns hold.
+        piece = "\n" * text.count("\n", 0, start) + text[start:end]
+        try:
+            decls += parse(piece, path).decls
+        except PolicyError as err:
+            diagnostics += err.diagnostics
+    return ast.Module(path=path, decls=tuple(decls), span=Span(path, 1, 1, 1, 1)), tuple(diagnostics)
 
 
 def parse_expr(text: str, path: str = "<expr>") -> ast.Expr:

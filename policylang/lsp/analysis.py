@@ -1,0 +1,122 @@
+"""One open document, analysed: parsed (as far as it parses), loaded with its imports and
+used policies, checked, and linted, with every problem found, as the CLI finds it.
+
+Pure: no LSP types here. The server analyses a document after each edit (debounced) and
+answers hover, definition, completion and the rest from the latest Analysis.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from .. import ast
+from ..check import Checked, check_all
+from ..diagnostics import Diagnostic, InputError, PolicyError, sort_and_cap
+from ..parse import parse_recovering
+from ..program import Program, load_program
+from ..source import Span
+
+
+@attrs.frozen
+class Problem:
+    """A diagnostic to show in this document: the checker's (P…) or lint's (S…)."""
+    code: str
+    severity: str            # error | warning | info
+    message: str
+    span: Span               # in this document
+    notes: tuple[str, ...] = ()
+    edits: tuple = ()        # a lint rule's certain fix: lint.model.Edit offsets into the text
+    rule: str = ""           # the lint rule's name (unused-let), empty for the checker's
+
+
+@attrs.frozen
+class Analysis:
+    path: str
+    text: str
+    module: ast.Module             # the whole file, or the declarations that parse
+    program: Program | None        # None when the file (or what it reaches) does not load
+    checked: Checked | None        # None when it does not load; set (with errors) when it does not check
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def parsed(self) -> bool:
+        return not any(p.code in ("P001", "P002") for p in self.problems) and self.program is not None
+
+
+def analyse(path: str, text: str, lint: bool = True) -> Analysis:
+    """Everything the editor shows about ``text``, the current contents of ``path``."""
+    module, syntax = parse_recovering(text, path)
+    if syntax:
+        return Analysis(path, text, module, None, None, _problems(path, text, syntax, module))
+    try:
+        program = load_program(path, text=text)
+    except PolicyError as err:
+        return Analysis(path, text, module, None, None, _problems(path, text, err.diagnostics, module))
+    except InputError as err:  # a file it reaches cannot be read (too large, not a regular file)
+        return Analysis(path, text, module, None, None, (Problem("P061", "error", str(err), _top(path)),))
+    module = program.root_module
+    checked, diagnostics = check_all(program)
+    problems = _problems(path, text, diagnostics, module)
+    if lint and not any(d.severity == "error" for d in diagnostics):
+        problems += _lint(path, text, program, checked)
+    return Analysis(path, text, module, program, checked, problems)
+
+
+def _lint(path: str, text: str, program: Program, checked: Checked) -> tuple[Problem, ...]:
+    from ..lint import get
+    from ..lint.runner import sched_findings
+    from ..lint.settings import settings_for_dir
+
+    settings_for_dir.cache_clear()  # pyproject.toml or .policylang.yaml may have changed since
+    try:
+        findings = sched_findings(path, text, program, checked)
+    except InputError as err:  # bad lint settings: say so where the user looks
+        return (Problem("S000", "error", f"lint settings: {err}", _top(path)),)
+    out = []
+    for f in findings:
+        rule = get(f.code)
+        out.append(Problem(f.code, rule.severity, f"{f.message} ({rule.name})", _here(path, f.span), f.notes,
+                           f.edits, rule.name))
+    return tuple(out)
+
+
+def _problems(path: str, text: str, diagnostics, module: ast.Module) -> tuple[Problem, ...]:
+    return tuple(_problem(path, d, module) for d in sort_and_cap(diagnostics))
+
+
+def _problem(path: str, d: Diagnostic, module: ast.Module) -> Problem:
+    if _same_file(d.span.path, path):
+        return Problem(d.code, d.severity, d.message, _here(path, d.span), d.notes)
+    # In a file this one imports or uses: shown on the statement that reaches it.
+    where = f"{d.span}" if d.span.line else d.span.path
+    return Problem(d.code, d.severity, f"in {where}: {d.message}", _reaching(module, d.span.path) or _top(path),
+                   d.notes)
+
+
+def _same_file(a: str, b: str) -> bool:
+    return a == b or (Path(a).is_absolute() and Path(b).is_absolute() and Path(a).resolve() == Path(b).resolve())
+
+
+def _here(path: str, span: Span) -> Span:
+    """A span of this file; one with no position (a whole-file problem) goes to the first line."""
+    return _top(path) if span.line <= 0 else attrs.evolve(span, path=path)
+
+
+def _top(path: str) -> Span:
+    return Span(path, 1, 1, 1, 1)
+
+
+def _reaching(module: ast.Module, target: str) -> Span | None:
+    """The import or use of ``module`` whose file is ``target``, by file name."""
+    name = Path(target).name
+    for imp in module.of_type(ast.Import):
+        if (imp.path and Path(imp.path).name == name) or f"{imp.alias}.sched" == name:
+            return imp.span
+    from ..program import snake_case
+    for profile in module.of_type(ast.Profile):
+        for use in profile.uses:
+            if (use.is_path and Path(use.ref).name == name) or f"{snake_case(use.ref)}.sched" == name:
+                return use.span
+    return None
