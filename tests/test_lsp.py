@@ -152,6 +152,18 @@ async def test_a_file_that_does_not_parse_gets_its_syntax_error_and_keeps_workin
         text_document=_doc(path), options=lsp.FormattingOptions(tab_size=4, insert_spaces=True))) is None
 
 
+async def test_an_error_in_a_used_file_is_shown_on_the_use_that_reaches_it(client: LanguageClient, tmp_path):
+    (tmp_path / "bad.sched").write_text("policy Bad\n\nfilter f {\n    reject when when\n}\n")
+    text = 'profile p {\n    use TaintToleration\n    use "./bad.sched" weight 2\n}\n'
+    found = await _open(client, tmp_path / "p.sched", text)
+    d, = found
+    assert (d.code, d.range.start.line) == ("P001", 2)
+    bad = tmp_path.resolve() / "bad.sched"
+    assert d.message.startswith(f"in {bad}:5:1: unexpected '}}'")
+    link, = d.related_information
+    assert (link.location.uri, link.location.range.start) == (bad.as_uri(), lsp.Position(line=4, character=0))
+
+
 async def test_incremental_edits_are_applied_and_rechecked(client: LanguageClient):
     path = POLICIES / "edited.sched"
     text = GPU.read_text()

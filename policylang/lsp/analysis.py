@@ -29,6 +29,7 @@ class Problem:
     notes: tuple[str, ...] = ()
     edits: tuple = ()        # a lint rule's certain fix: lint.model.Edit offsets into the text
     rule: str = ""           # the lint rule's name (unused-let), empty for the checker's
+    elsewhere: Span | None = None   # where in another file it is, when that file is the problem
 
 
 @attrs.frozen
@@ -40,13 +41,20 @@ class Analysis:
     checked: Checked | None        # None when it does not load; set (with errors) when it does not check
     problems: tuple[Problem, ...] = ()
 
-    @property
-    def parsed(self) -> bool:
-        return not any(p.code in ("P001", "P002") for p in self.problems) and self.program is not None
-
 
 def analyse(path: str, text: str, lint: bool = True) -> Analysis:
-    """Everything the editor shows about ``text``, the current contents of ``path``."""
+    """Everything the editor shows about ``text``, the current contents of ``path``. A bug in
+    policylang becomes a problem on the first line, as the CLI's exit 3, never a dead server."""
+    try:
+        return _analyse(path, text, lint)
+    except Exception as err:  # noqa: BLE001 - the one place a crash becomes a diagnostic
+        message = " ".join(str(err).split())[:500]
+        return Analysis(path, text, ast.Module(path=path, decls=()), None, None, (Problem(
+            "internal", "error", f"internal error (a bug in policylang): {type(err).__name__}: {message}; "
+            f"please report it with this file", _top(path)),))
+
+
+def _analyse(path: str, text: str, lint: bool) -> Analysis:
     module, syntax = parse_recovering(text, path)
     if syntax:
         return Analysis(path, text, module, None, None, _problems(path, text, syntax, module))
@@ -92,7 +100,7 @@ def _problem(path: str, d: Diagnostic, module: ast.Module) -> Problem:
     # In a file this one imports or uses: shown on the statement that reaches it.
     where = f"{d.span}" if d.span.line else d.span.path
     return Problem(d.code, d.severity, f"in {where}: {d.message}", _reaching(module, d.span.path) or _top(path),
-                   d.notes)
+                   d.notes, elsewhere=d.span)
 
 
 def _same_file(a: str, b: str) -> bool:

@@ -122,8 +122,23 @@ def _path(uri: str) -> str:
 
 def _diagnostic(ls: PolicyServer, uri: str, a: Analysis, p) -> lsp.Diagnostic:
     message = "\n".join([p.message, *p.notes])
+    related = None
+    if p.elsewhere is not None:  # the problem is in a file this one reaches: link to the place
+        text = a.program.sources.get(p.elsewhere.path, "") if a.program is not None else _source(p.elsewhere.path)
+        related = [lsp.DiagnosticRelatedInformation(
+            location=lsp.Location(uri=uris.from_fs_path(p.elsewhere.path) or p.elsewhere.path,
+                                  range=ls.range(text, p.elsewhere)),
+            message=p.message.split(": ", 1)[-1])]
     return lsp.Diagnostic(range=ls.range(a.text, p.span), message=message, severity=SEVERITY[p.severity],
-                          code=p.code, source="policylang")
+                          code=p.code, source="policylang", related_information=related)
+
+
+def _source(path: str) -> str:
+    from ..inputs import read_text
+    try:
+        return read_text(path)
+    except (InputError, OSError):
+        return ""
 
 
 server = PolicyServer()
