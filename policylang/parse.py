@@ -54,32 +54,26 @@ def parse(text: str, path: str = "<input>") -> ast.Module:
     return ast.Module(path=path, decls=tuple(module), span=Span(path, 1, 1, 1, 1))
 
 
-# A line starting with one of these, at the first column, starts a declaration: where
-# `parse_recovering` cuts a file that does not parse.
+# A line starting with one of these, at the first column, starts a declaration: where an editor
+# cuts a file to parse again only what changed, and to recover from a declaration that does not parse.
 _DECL_START = re.compile(r"^(?:policy|import|param|def|filter|score|rule|profile)\b", re.MULTILINE)
 
 
-def parse_recovering(text: str, path: str = "<input>") -> tuple[ast.Module, tuple[Diagnostic, ...]]:
-    """Parse as much as can be: a file that does not parse is cut where each top-level
-    declaration starts, and every piece is parsed on its own, keeping its lines. The module
-    holds the declarations of the pieces that parse; the diagnostics are every piece's errors
-    (so an editor sees each broken declaration, not only the first). Never raises."""
-    try:
-        return parse(text, path), ()
-    except PolicyError as err:
-        if not _DECL_START.search(text):
-            return ast.Module(path=path, decls=(), span=Span(path, 1, 1, 1, 1)), err.diagnostics
+def declaration_pieces(text: str) -> list[tuple[int, str]]:
+    """The file cut before each line that starts a top-level declaration: (the number of lines
+    before the piece, the piece). Each piece starts a line, so its columns are the file's."""
     starts = [0] + [m.start() for m in _DECL_START.finditer(text) if m.start() > 0]
-    decls: list = []
-    diagnostics: list[Diagnostic] = []
+    out, line = [], 0
     for start, end in zip(starts, starts[1:] + [len(text)]):
-        # Blank lines in front keep the piece's line numbers; it starts a line, so columns hold.
-        piece = "\n" * text.count("\n", 0, start) + text[start:end]
-        try:
-            decls += parse(piece, path).decls
-        except PolicyError as err:
-            diagnostics += err.diagnostics
-    return ast.Module(path=path, decls=tuple(decls), span=Span(path, 1, 1, 1, 1)), tuple(diagnostics)
+        out.append((line, text[start:end]))
+        line += text.count("\n", start, end)
+    return out
+
+
+def parse_piece(piece: str, lines_before: int, path: str) -> tuple:
+    """The declarations of one piece of a file (see declaration_pieces); raises PolicyError."""
+    # Blank lines in front keep the piece's line numbers.
+    return parse("\n" * lines_before + piece, path).decls
 
 
 def parse_expr(text: str, path: str = "<expr>") -> ast.Expr:

@@ -14,9 +14,9 @@ import attrs
 from .. import ast
 from ..check import Checked, check_all
 from ..diagnostics import Diagnostic, InputError, PolicyError, sort_and_cap
-from ..parse import parse_recovering
 from ..program import Program, load_program
 from ..source import Span
+from .incremental import IncrementalParser
 
 
 @attrs.frozen
@@ -42,11 +42,11 @@ class Analysis:
     problems: tuple[Problem, ...] = ()
 
 
-def analyse(path: str, text: str, lint: bool = True) -> Analysis:
+def analyse(path: str, text: str, lint: bool = True, parser: IncrementalParser | None = None) -> Analysis:
     """Everything the editor shows about ``text``, the current contents of ``path``. A bug in
     policylang becomes a problem on the first line, as the CLI's exit 3, never a dead server."""
     try:
-        return _analyse(path, text, lint)
+        return _analyse(path, text, lint, parser or IncrementalParser())
     except Exception as err:  # noqa: BLE001 - the one place a crash becomes a diagnostic
         message = " ".join(str(err).split())[:500]
         return Analysis(path, text, ast.Module(path=path, decls=()), None, None, (Problem(
@@ -54,12 +54,12 @@ def analyse(path: str, text: str, lint: bool = True) -> Analysis:
             f"please report it with this file", _top(path)),))
 
 
-def _analyse(path: str, text: str, lint: bool) -> Analysis:
-    module, syntax = parse_recovering(text, path)
+def _analyse(path: str, text: str, lint: bool, parser: IncrementalParser) -> Analysis:
+    module, syntax = parser.parse(text, path)
     if syntax:
         return Analysis(path, text, module, None, None, _problems(path, text, syntax, module))
     try:
-        program = load_program(path, text=text)
+        program = load_program(path, text=text, parsed=module)
     except PolicyError as err:
         return Analysis(path, text, module, None, None, _problems(path, text, err.diagnostics, module))
     except InputError as err:  # a file it reaches cannot be read (too large, not a regular file)

@@ -30,6 +30,7 @@ from ..program import confined, policy_roots
 from ..types import Type, fields_of, record_fields
 from .analysis import Analysis, analyse
 from .hover import SCOPE_DOCS, signature
+from .incremental import IncrementalParser
 from .modules import comment_above, stdlib_plugins
 
 KINDS = ("field", "function", "keyword", "variable", "module", "class", "property", "value")
@@ -50,8 +51,9 @@ _NORMALIZE = re.compile(r"\bnormalize\s+[a-z]*$")
 _CODE = re.compile(r"\bcode\s+[A-Za-z]*$")
 
 
-def complete(analysis: Analysis, line: int, column: int) -> list[Item]:
-    """Items for the cursor at 1-based (line, column) of ``analysis.text``."""
+def complete(analysis: Analysis, line: int, column: int, parser: IncrementalParser | None = None) -> list[Item]:
+    """Items for the cursor at 1-based (line, column) of ``analysis.text`` (``parser``: the
+    document's, so typing the expression before a dot parses only the declaration it is in)."""
     lines = analysis.text.splitlines()
     before = lines[line - 1][:column - 1] if 0 < line <= len(lines) else ""
     if _NORMALIZE.search(before):
@@ -66,7 +68,7 @@ def complete(analysis: Analysis, line: int, column: int) -> list[Item]:
     m = _AFTER_DOT.search(before)
     if m and not _in_string(before):
         partial = m.group(2) or ""
-        return _members(analysis, line, column - len(partial) - 1, m.group(1))
+        return _members(analysis, line, column - len(partial) - 1, m.group(1), parser)
     return _everything(analysis)
 
 
@@ -76,7 +78,7 @@ def _in_string(before: str) -> bool:
 
 # ---- after a dot ------------------------------------------------------------------------
 
-def _members(analysis: Analysis, line: int, dot: int, word: str | None) -> list[Item]:
+def _members(analysis: Analysis, line: int, dot: int, word: str | None, parser) -> list[Item]:
     """What may follow the dot at 1-based column ``dot``."""
     if word is not None and analysis.program is not None:
         module = _imported(analysis, word)
@@ -84,7 +86,7 @@ def _members(analysis: Analysis, line: int, dot: int, word: str | None) -> list[
             source = analysis.program.sources.get(module.path, "")
             return [Item(d.name, "function", f"def {word}.{d.name}({', '.join(d.params)})",
                          comment_above(source, d.span.line)) for d in module.of_type(ast.Def)]
-    t = _type_before(analysis, line, dot)
+    t = _type_before(analysis, line, dot, parser)
     fields = fields_of(t) if t is not None else None
     if fields is None:
         return []
@@ -102,7 +104,7 @@ def _imported(analysis: Analysis, alias: str) -> ast.Module | None:
     return program.modules.get(target) if target else None
 
 
-def _type_before(analysis: Analysis, line: int, dot: int) -> Type | None:
+def _type_before(analysis: Analysis, line: int, dot: int, parser) -> Type | None:
     """The type of the expression ending just before the dot at (line, dot)."""
     lines = analysis.text.splitlines(keepends=True)
     row = lines[line - 1]
@@ -111,7 +113,7 @@ def _type_before(analysis: Analysis, line: int, dot: int) -> Type | None:
     # closed (`any(c in xs where c.` is typed before its `)`).
     for closers in ("", _closers(row[:dot - 1])):
         patched = "".join(lines[:line - 1]) + row[:dot - 1] + closers + row[end:] + "".join(lines[line:])
-        found = analyse(analysis.path, patched, lint=False)
+        found = analyse(analysis.path, patched, lint=False, parser=parser)
         if found.checked is not None:
             break
     else:

@@ -33,6 +33,7 @@ from . import evaluate as evaluate_mod
 from . import hover as hover_mod
 from . import symbols as symbols_mod
 from .analysis import Analysis, analyse
+from .incremental import IncrementalParser
 
 DEBOUNCE_SECONDS = float(os.environ.get("POLICYLANG_LSP_DEBOUNCE", "0.3"))
 EVALUATE = "policylang.evaluate"
@@ -59,6 +60,7 @@ class PolicyServer(LanguageServer):
             ver = "0"
         super().__init__("policylang", ver, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
         self.analyses: dict[str, Analysis] = {}
+        self.parsers: dict[str, IncrementalParser] = {}
         self.scheduled: dict[str, asyncio.Task] = {}
         self.clusters: tuple[str, ...] = ()
         # One analysis at a time: the checker's caches are shared, and two at once only slow both.
@@ -78,10 +80,13 @@ class PolicyServer(LanguageServer):
         known = self.analyses.get(uri)
         if known is not None and known.text == text:
             return known
-        found = await self.work(analyse, _path(uri), text)
+        found = await self.work(analyse, _path(uri), text, True, self.parser(uri))
         if self.workspace.get_text_document(uri).source == text:
             self.analyses[uri] = found
         return found
+
+    def parser(self, uri: str) -> IncrementalParser:
+        return self.parsers.setdefault(uri, IncrementalParser())
 
     def schedule(self, uri: str, delay: float) -> None:
         """Publish diagnostics once the document has been quiet for ``delay`` seconds."""
@@ -213,6 +218,7 @@ def did_close(ls: PolicyServer, params: lsp.DidCloseTextDocumentParams) -> None:
     if task is not None:
         task.cancel()
     ls.analyses.pop(uri, None)
+    ls.parsers.pop(uri, None)
     ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
@@ -246,7 +252,7 @@ async def completion(ls: PolicyServer, params: lsp.CompletionParams) -> lsp.Comp
     uri = params.text_document.uri
     a = await ls.current(uri)
     line, column = ls.position(uri, params.position)
-    items = await ls.work(completion_mod.complete, a, line, column)
+    items = await ls.work(completion_mod.complete, a, line, column, ls.parser(uri))
     return lsp.CompletionList(is_incomplete=False, items=[
         lsp.CompletionItem(label=i.label, kind=COMPLETION_KIND[i.kind], detail=i.detail or None,
                            documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=i.doc)
