@@ -40,21 +40,41 @@ class Analysis:
     program: Program | None        # None when the file (or what it reaches) does not load
     checked: Checked | None        # None when it does not load; set (with errors) when it does not check
     problems: tuple[Problem, ...] = ()
+    linted: bool = False           # lint has run (or cannot: the file does not check)
 
 
 def analyse(path: str, text: str, lint: bool = True, parser: IncrementalParser | None = None) -> Analysis:
     """Everything the editor shows about ``text``, the current contents of ``path``. A bug in
     policylang becomes a problem on the first line, as the CLI's exit 3, never a dead server."""
     try:
-        return _analyse(path, text, lint, parser or IncrementalParser())
+        found = _analyse(path, text, parser or IncrementalParser())
+        return with_lint(found) if lint else found
     except Exception as err:  # noqa: BLE001 - the one place a crash becomes a diagnostic
-        message = " ".join(str(err).split())[:500]
-        return Analysis(path, text, ast.Module(path=path, decls=()), None, None, (Problem(
-            "internal", "error", f"internal error (a bug in policylang): {type(err).__name__}: {message}; "
-            f"please report it with this file", _top(path)),))
+        return Analysis(path, text, ast.Module(path=path, decls=()), None, None, (_internal(path, err),),
+                        linted=True)
 
 
-def _analyse(path: str, text: str, lint: bool, parser: IncrementalParser) -> Analysis:
+def with_lint(analysis: Analysis) -> Analysis:
+    """The analysis with lint's findings added (once it checks): lint takes longer than the
+    checker on a large file, so the server shows the checker's problems first."""
+    if analysis.linted:
+        return analysis
+    if analysis.checked is None or any(p.severity == "error" for p in analysis.problems):
+        return attrs.evolve(analysis, linted=True)
+    try:
+        found = _lint(analysis.path, analysis.text, analysis.program, analysis.checked)
+    except Exception as err:  # noqa: BLE001 - a bug in a rule: shown, the rest of the analysis stands
+        found = (_internal(analysis.path, err),)
+    return attrs.evolve(analysis, problems=analysis.problems + found, linted=True)
+
+
+def _internal(path: str, err: Exception) -> Problem:
+    message = " ".join(str(err).split())[:500]
+    return Problem("internal", "error", f"internal error (a bug in policylang): {type(err).__name__}: {message}; "
+                   f"please report it with this file", _top(path))
+
+
+def _analyse(path: str, text: str, parser: IncrementalParser) -> Analysis:
     module, syntax = parser.parse(text, path)
     if syntax:
         return Analysis(path, text, module, None, None, _problems(path, text, syntax, module))
@@ -66,10 +86,7 @@ def _analyse(path: str, text: str, lint: bool, parser: IncrementalParser) -> Ana
         return Analysis(path, text, module, None, None, (Problem("P061", "error", str(err), _top(path)),))
     module = program.root_module
     checked, diagnostics = check_all(program)
-    problems = _problems(path, text, diagnostics, module)
-    if lint and not any(d.severity == "error" for d in diagnostics):
-        problems += _lint(path, text, program, checked)
-    return Analysis(path, text, module, program, checked, problems)
+    return Analysis(path, text, module, program, checked, _problems(path, text, diagnostics, module))
 
 
 def _lint(path: str, text: str, program: Program, checked: Checked) -> tuple[Problem, ...]:

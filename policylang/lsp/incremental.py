@@ -23,27 +23,29 @@ class IncrementalParser:
     """One document's parser: holds the pieces of its last text."""
 
     def __init__(self) -> None:
-        self._pieces: dict[tuple[str, str], tuple] = {}   # (path, piece text) → its decls, parsed at line 1
+        # (path, piece text) → (lines before it, its decls there): moved only when lines before change
+        self._pieces: dict[tuple[str, str], tuple[int, tuple]] = {}
 
     def parse(self, text: str, path: str) -> tuple[ast.Module, tuple]:
         """(module, syntax diagnostics). The module holds the declarations of every piece that
         parses. The diagnostics are the CLI's (the whole file's first error), then those of the
         broken pieces after it: an editor shows each broken declaration, not only the first."""
-        kept: dict[tuple[str, str], tuple] = {}
+        kept: dict[tuple[str, str], tuple[int, tuple]] = {}
         decls: list = []
         errors: list = []   # (the piece's first line, a diagnostic)
         for lines_before, piece in declaration_pieces(text):
             key = (path, piece)
-            found = kept.get(key) or self._pieces.get(key)
-            if found is None:
+            known = self._pieces.get(key)
+            if known is None:
                 try:
-                    found = parse_piece(piece, 0, path)
+                    known = (lines_before, parse_piece(piece, lines_before, path))
                 except PolicyError as err:
-                    errors += [(lines_before + 1, attrs.evolve(d, span=shift_lines(d.span, lines_before)))
-                               for d in err.diagnostics]
+                    errors += [(lines_before + 1, d) for d in err.diagnostics]
                     continue
-            kept[key] = found
-            decls += [shift_lines(d, lines_before) for d in found] if lines_before else found
+            elif known[0] != lines_before:
+                known = (lines_before, shift_lines(known[1], lines_before - known[0]))
+            kept.setdefault(key, known)
+            decls += known[1]
         self._pieces = kept
         module = ast.Module(path=path, decls=tuple(decls), span=Span(path, 1, 1, 1, 1))
         if not errors:

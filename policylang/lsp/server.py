@@ -32,7 +32,7 @@ from . import definition as definition_mod
 from . import evaluate as evaluate_mod
 from . import hover as hover_mod
 from . import symbols as symbols_mod
-from .analysis import Analysis, analyse
+from .analysis import Analysis, analyse, with_lint
 from .incremental import IncrementalParser
 
 DEBOUNCE_SECONDS = float(os.environ.get("POLICYLANG_LSP_DEBOUNCE", "0.3"))
@@ -73,14 +73,16 @@ class PolicyServer(LanguageServer):
         return await asyncio.get_running_loop().run_in_executor(self.worker, context.run, fn, *args)
 
     # ---- analysis -------------------------------------------------------------------------
-    async def current(self, uri: str) -> Analysis:
-        """The analysis of the document's text as it is now (made now if the last is stale)."""
-        doc = self.workspace.get_text_document(uri)
-        text = doc.source
-        known = self.analyses.get(uri)
-        if known is not None and known.text == text:
-            return known
-        found = await self.work(analyse, _path(uri), text, True, self.parser(uri))
+    async def current(self, uri: str, lint: bool = False) -> Analysis:
+        """The analysis of the document's text as it is now (made now if the last is stale);
+        with lint's findings when ``lint`` (diagnostics and code actions need them, hover and
+        completion do not, and lint takes longer than the checker on a large file)."""
+        text = self.workspace.get_text_document(uri).source
+        found = self.analyses.get(uri)
+        if found is None or found.text != text:
+            found = await self.work(analyse, _path(uri), text, False, self.parser(uri))
+        if lint and not found.linted:
+            found = await self.work(with_lint, found)
         if self.workspace.get_text_document(uri).source == text:
             self.analyses[uri] = found
         return found
@@ -99,7 +101,7 @@ class PolicyServer(LanguageServer):
         await asyncio.sleep(delay)
         doc = self.workspace.get_text_document(uri)
         version = doc.version
-        found = await self.current(uri)
+        found = await self.current(uri, lint=True)
         if found.text != self.workspace.get_text_document(uri).source:
             return  # edited meanwhile: the next scheduled analysis publishes
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
@@ -290,7 +292,7 @@ async def formatting(ls: PolicyServer, params: lsp.DocumentFormattingParams) -> 
     code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.SourceFixAll]))
 async def code_action(ls: PolicyServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     uri = params.text_document.uri
-    a = await ls.current(uri)
+    a = await ls.current(uri, lint=True)
     first, _ = ls.position(uri, params.range.start)
     last, _ = ls.position(uri, params.range.end)
     only = params.context.only

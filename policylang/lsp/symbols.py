@@ -4,6 +4,7 @@ declarations that do, and a bare entry for each declaration whose header can be 
 
 from __future__ import annotations
 
+import bisect
 import re
 
 import attrs
@@ -11,7 +12,6 @@ import attrs
 from .. import ast
 from ..lint.sched_ast import name_span
 from ..source import Span
-from .locate import contains
 
 # Declaration → (keyword before its name, symbol kind)
 KINDS = {ast.PolicyDecl: ("policy", "class"), ast.Import: ("as", "module"), ast.Param: ("param", "property"),
@@ -59,10 +59,14 @@ def _head(span: Span) -> Span:
 
 def _unparsed_headers(module: ast.Module, text: str) -> list[Symbol]:
     """`filter name {` lines outside every parsed declaration: a declaration that does not parse."""
-    out = []
+    covered = sorted((d.span.line, d.span.end_line) for d in module.decls if d.span.line > 0)
+    starts = [a for a, _ in covered]
+    out, line, at = [], 1, 0
     for m in _HEADER.finditer(text):
-        line = text.count("\n", 0, m.start()) + 1
-        if any(contains(d.span, line, 1) for d in module.decls):
+        line += text.count("\n", at, m.start())
+        at = m.start()
+        i = bisect.bisect_right(starts, line) - 1
+        if i >= 0 and covered[i][0] <= line <= covered[i][1]:
             continue
         keyword, name = m.group(1), m.group(2)
         kind = next(k for kw, k in KINDS.values() if kw == keyword)
