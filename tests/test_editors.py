@@ -96,3 +96,33 @@ def test_the_extension_script_is_valid_javascript():
     if node is None:
         pytest.skip("node is not installed")
     subprocess.run([node, "--check", str(VSCODE / "extension.js")], check=True)
+
+
+def test_the_api_docs_are_upstreams_words_for_the_models_own_fields():
+    from policylang.types import MODEL_CLASSES, record_fields
+    docs = json.loads((EDITORS.parent / "policylang" / "lsp" / "api_docs.json").read_text())
+    assert docs.pop("_source").startswith("k8s.io/api and k8s.io/apimachinery v0.35.4")
+    extractor = _extractor()
+    assert set(docs) == set(MODEL_CLASSES) - set(extractor.NOT_API_TYPES)
+    for kind, fields in docs.items():
+        assert fields.get(""), f"{kind} has no description of its own"
+        assert set(fields) - {""} <= set(record_fields(kind)), f"{kind}: docs for fields the model lacks"
+    assert docs["Taint"]["effect"].startswith("Required. The effect of the taint on pods")
+    assert docs["ObjectMeta"]["labels"].startswith("Map of string keys and values")
+
+
+def test_the_extractor_reads_gos_generated_swagger_docs():
+    source = ('var map_Taint = map[string]string{\n'
+              '\t"":    "The node this Taint is attached to has the \\"effect\\" on any pod.",\n'
+              '\t"key": "Required. The taint key to be applied to a node.",\n'
+              '}\n\nfunc (Taint) SwaggerDoc() map[string]string {\n\treturn map_Taint\n}\n')
+    assert _extractor().parse_swagger_docs(source) == {"Taint": {
+        "": 'The node this Taint is attached to has the "effect" on any pod.',
+        "key": "Required. The taint key to be applied to a node."}}
+
+
+def _extractor():
+    spec = importlib.util.spec_from_file_location("extract_api_docs", EDITORS / "extract_api_docs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

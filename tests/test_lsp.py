@@ -212,6 +212,7 @@ async def test_hover_on_a_field_shows_its_api_path_type_and_default(client: Lang
     assert "API field `Node.metadata.labels`" in text
     toleration = await _hover(client, stdlib_dir() / "taint_toleration.sched", "pod.spec.tolerations", 9)
     assert "(field) PodSpec.tolerations: list[Toleration]" in toleration
+    assert "If specified, the pod's tolerations." in toleration   # k8s.io/api's own field doc
     assert "Toleration has `key`, `operator`, `value`, `effect`, `tolerationSeconds`" in toleration
 
 

@@ -31,7 +31,7 @@ from ..types import Type, fields_of, record_fields
 from .analysis import Analysis, analyse
 from .hover import SCOPE_DOCS, signature
 from .incremental import IncrementalParser
-from .modules import comment_above, stdlib_plugins
+from .modules import api_doc, comment_above, stdlib_plugins
 
 KINDS = ("field", "function", "keyword", "variable", "module", "class", "property", "value")
 
@@ -91,7 +91,8 @@ def _members(analysis: Analysis, line: int, dot: int, word: str | None, parser) 
     if fields is None:
         return []
     if t.name:
-        return [Item(name, "field", f"{t.name}.{name}: {info.type}") for name, info in record_fields(t.name).items()]
+        return [Item(name, "field", f"{t.name}.{name}: {info.type}", api_doc(t.name, name))
+                for name, info in record_fields(t.name).items()]
     # An anonymous record: `params` (documented by the param declarations) or a record literal.
     params = {p.name: p for p in analysis.module.of_type(ast.Param)}
     return [Item(name, "property", str(ft), _param_doc(analysis.text, params[name]) if name in params else "")

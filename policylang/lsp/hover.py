@@ -18,7 +18,7 @@ from ..source import Span
 from ..types import MODEL_CLASSES, Type
 from .analysis import Analysis
 from .locate import chain_at, contains
-from .modules import comment_above, header_comment, imported_module, used_module
+from .modules import api_doc, comment_above, header_comment, imported_module, used_module
 
 SCOPE_DOCS = {
     "pod": "the incoming pod, the one being scheduled",
@@ -92,8 +92,11 @@ def _field(analysis: Analysis, node: ast.Field) -> str | None:
         return None
     where = f"{owner.name}.{node.name}" if owner.name else f"{_short(node.target)}.{node.name}"
     lines = [_code(f"(field) {where}: {t}")]
+    doc = api_doc(owner.name, node.name) if owner.name else ""
+    if doc:
+        lines.append(doc)
     path = _api_path(analysis, node)
-    if path:
+    if path and path != where:
         lines.append(f"API field `{path}`")
     default = _default(owner.name, node.name)
     if default is not None:
@@ -150,7 +153,8 @@ def _name(analysis: Analysis, node: ast.Name) -> str | None:
     t = _type(analysis, node)
     if node.id in SCOPE_DOCS and (t is None or node.id == "params" or t == SCOPE_TYPES.get(node.id)):
         shown = f"{node.id}: {t}" if t is not None and node.id != "params" else node.id
-        return _code(shown) + "\n\n" + SCOPE_DOCS[node.id]
+        kind_doc = api_doc(t.name) if t is not None and t.kind == "record" and t.name else ""
+        return "\n\n".join(p for p in (_code(shown), SCOPE_DOCS[node.id], kind_doc) if p)
     return _code(f"{node.id}: {t}") if t is not None else None
 
 

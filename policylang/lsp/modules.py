@@ -3,7 +3,9 @@ comments that document declarations."""
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
+from importlib import resources
 
 from .. import ast
 from ..diagnostics import PolicyError
@@ -65,3 +67,14 @@ def header_comment(text: str) -> str:
             break
         out.append(raw.strip().lstrip("#").strip())
     return "\n".join(out)
+
+
+@lru_cache(maxsize=1)
+def _api_docs() -> dict:
+    return json.loads(resources.files("policylang.lsp").joinpath("api_docs.json").read_text())
+
+
+def api_doc(kind: str, field: str = "") -> str:
+    """The Kubernetes API's description of a field of a model kind (of the kind itself for ""),
+    from api_docs.json (written by editors/extract_api_docs.py from k8s.io/api v0.35)."""
+    return _api_docs().get(kind, {}).get(field, "")
