@@ -39,6 +39,12 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
     server_env={**os.environ, "POLICYLANG_LSP_DEBOUNCE": "0.05"}))
 async def client(lsp_client: LanguageClient):
     lsp_client.set_configuration({"policylang": {"cluster": "examples/pending-dump.yaml"}})
+    lsp_client.code_lens_refreshes = 0
+
+    @lsp_client.feature(lsp.WORKSPACE_CODE_LENS_REFRESH)
+    def code_lens_refresh(client: LanguageClient, params: None) -> None:   # VS Code asks for the lenses again
+        client.code_lens_refreshes += 1
+
     await lsp_client.initialize_session(lsp.InitializeParams(
         capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
         root_uri=ROOT.as_uri(), workspace_folders=[lsp.WorkspaceFolder(uri=ROOT.as_uri(), name="policylang")]))
@@ -204,6 +210,8 @@ async def test_hover_on_a_use_shows_the_plugins_header_comment_and_params(client
     assert "Upstream: pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go" in text
     fit = await _hover(client, TEAM, "NodeResourcesFit")
     assert "`scoringStrategy: " in fit and "`ignoredResources: list[string] = []`" in fit
+    arg = await _hover(client, TEAM, "scoringStrategy")
+    assert arg.startswith("```sched\nparam scoringStrategy: {type: string, ")
 
 
 async def test_hover_on_a_field_shows_its_api_path_type_and_default(client: LanguageClient):
@@ -242,6 +250,9 @@ async def test_definition_goes_from_a_use_into_the_stdlib_and_the_teams_file(cli
     assert stdlib.range.start == _at(target.read_text(), "policy TaintToleration")
     team = await _definition(client, TEAM, "./gpu_isolation.sched")
     assert team.uri == GPU.as_uri() and team.range.start.line == 1
+    fit = stdlib_dir() / "node_resources_fit.sched"
+    arg = await _definition(client, TEAM, "scoringStrategy")
+    assert arg.uri == fit.resolve().as_uri() and arg.range.start == _at(fit.read_text(), "scoringStrategy:")
 
 
 async def test_definition_of_a_def_a_param_and_a_let(client: LanguageClient):
@@ -303,8 +314,10 @@ async def test_formatting_gives_the_formatters_text(client: LanguageClient):
         text_document=_doc(path), options=lsp.FormattingOptions(tab_size=4, insert_spaces=True)))
     assert len(edits) == 1 and edits[0].new_text == format_source(messy, str(path)) == GPU.read_text()
     assert edits[0].range.start == lsp.Position(line=0, character=0)
-    assert list(await client.text_document_formatting_async(lsp.DocumentFormattingParams(
-        text_document=_doc(GPU), options=lsp.FormattingOptions(tab_size=4, insert_spaces=True)))) == []
+    for canonical in (GPU, TEAM):   # already formatted: nothing to change
+        await _open(client, canonical)
+        assert list(await client.text_document_formatting_async(lsp.DocumentFormattingParams(
+            text_document=_doc(canonical), options=lsp.FormattingOptions(tab_size=4, insert_spaces=True)))) == []
 
 
 async def test_code_actions_apply_lints_certain_fixes(client: LanguageClient):
@@ -342,7 +355,7 @@ async def test_document_symbols_of_a_profile(client: LanguageClient):
 async def test_the_evaluate_lens_runs_the_profile_on_the_dump_as_eval_does(client: LanguageClient):
     await _open(client, TEAM)
     lens, = await client.text_document_code_lens_async(lsp.CodeLensParams(text_document=_doc(TEAM)))
-    assert lens.command.title == f"▶ evaluate on {DUMP}" and lens.range.start.line == 2
+    assert lens.command.title == "▶ evaluate on examples/pending-dump.yaml" and lens.range.start.line == 2
     result = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
         command=lens.command.command, arguments=lens.command.arguments))
     code, out = _cli("eval", "--profile", str(TEAM), "--cluster", str(DUMP))
@@ -351,3 +364,21 @@ async def test_the_evaluate_lens_runs_the_profile_on_the_dump_as_eval_does(clien
     assert result["text"].strip() == out.strip()
     assert result["ok"] is (code == 0)
     assert client.messages[-1].message == result["summary"]
+
+
+async def test_a_settings_change_names_the_new_dump_and_a_missing_one_is_a_clear_error(client: LanguageClient):
+    await _open(client, TEAM)
+    refreshes = client.code_lens_refreshes
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+        settings={"policylang": {"cluster": ["examples/no-such-dump.yaml"]}}))
+    try:
+        lens, = await client.text_document_code_lens_async(lsp.CodeLensParams(text_document=_doc(TEAM)))
+        assert lens.command.title == "▶ evaluate on examples/no-such-dump.yaml"
+        result = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+            command=lens.command.command, arguments=lens.command.arguments))
+        assert result["error"].endswith("no-such-dump.yaml: no such file or directory")
+        assert client.messages[-1].type == lsp.MessageType.Error
+        assert client.code_lens_refreshes > refreshes
+    finally:
+        client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+            settings={"policylang": {"cluster": "examples/pending-dump.yaml"}}))

@@ -25,6 +25,9 @@ def definition(analysis: Analysis, line: int, column: int) -> Span | None:
     if isinstance(node, ast.Use):
         target = used_module(analysis, node)
         return _file_start(target) if target is not None else None
+    if isinstance(node, ast.UseArg) and isinstance(chain[-2], ast.Use):
+        target = used_module(analysis, chain[-2])
+        return _decl_name(analysis, target, ast.Param, "param", node.name) if target is not None else None
     if isinstance(node, ast.Import):
         target = imported_module(analysis, node.alias)
         return _file_start(target) if target is not None else None

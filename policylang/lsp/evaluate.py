@@ -26,8 +26,9 @@ class Evaluation:
     ok: bool         # every pod placed (eval's exit code 0)
 
 
-def lenses(analysis: Analysis, clusters: tuple[str, ...]) -> list[Lens]:
-    where = ", ".join(clusters) if clusters else "a cluster dump (set policylang.cluster)"
+def lenses(analysis: Analysis, shown: tuple[str, ...]) -> list[Lens]:
+    """A lens on each profile; ``shown``: the dumps as the settings name them."""
+    where = ", ".join(shown) if shown else "a cluster dump (set policylang.cluster)"
     return [Lens(Span(p.span.path, p.span.line, p.span.column, p.span.line, p.span.column),
                  f"▶ evaluate on {where}", p.name) for p in analysis.module.of_type(ast.Profile)]
 

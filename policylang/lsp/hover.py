@@ -51,6 +51,8 @@ def hover(analysis: Analysis, line: int, column: int) -> Hover | None:
         text, span = _name(analysis, node), node.span
     elif isinstance(node, ast.Use):
         text, span = _use(analysis, node), node.span
+    elif isinstance(node, ast.UseArg) and isinstance(chain[-2], ast.Use):
+        text, span = _use_arg(analysis, chain[-2], node), node.span
     elif isinstance(node, ast.Import):
         text, span = _import(analysis, node), node.span
     elif isinstance(node, ast.Param):
@@ -207,6 +209,13 @@ def _use(analysis: Analysis, use: ast.Use) -> str | None:
     if target is None:
         return None
     return plugin_doc(analysis, target, use.ref)
+
+
+def _use_arg(analysis: Analysis, use: ast.Use, arg: ast.UseArg) -> str | None:
+    """`scoringStrategy: …` in a `use`: the param it sets, as the plugin declares it."""
+    target = used_module(analysis, use)
+    param = next((p for p in target.of_type(ast.Param) if p.name == arg.name), None) if target else None
+    return _param(analysis, target.path, param) if param is not None else None
 
 
 def plugin_doc(analysis: Analysis, module: ast.Module, ref: str) -> str:

@@ -62,7 +62,8 @@ class PolicyServer(LanguageServer):
         self.analyses: dict[str, Analysis] = {}
         self.parsers: dict[str, IncrementalParser] = {}
         self.scheduled: dict[str, asyncio.Task] = {}
-        self.clusters: tuple[str, ...] = ()
+        self.clusters: tuple[str, ...] = ()        # the dumps the evaluate lens reads, resolved
+        self.cluster_names: tuple[str, ...] = ()   # as the settings name them
         # One analysis at a time: the checker's caches are shared, and two at once only slow both.
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="policylang-analysis")
 
@@ -190,8 +191,8 @@ def _settings(ls: PolicyServer, raw) -> None:
     value = section["cluster"]
     items = [value] if isinstance(value, str) else value if isinstance(value, list) else []
     root = ls.workspace.root_path
-    ls.clusters = tuple(str(Path(root or ".", v)) if not os.path.isabs(v) else v
-                        for v in items if isinstance(v, str) and v)
+    ls.cluster_names = tuple(v for v in items if isinstance(v, str) and v)
+    ls.clusters = tuple(str(Path(root or ".", v)) for v in ls.cluster_names)
 
 
 # ---- documents ---------------------------------------------------------------------------------
@@ -315,7 +316,7 @@ async def code_lens(ls: PolicyServer, params: lsp.CodeLensParams) -> list[lsp.Co
     a = await ls.current(uri)
     return [lsp.CodeLens(range=ls.range(a.text, lens.span),
                          command=lsp.Command(title=lens.title, command=EVALUATE, arguments=[uri, lens.profile]))
-            for lens in evaluate_mod.lenses(a, ls.clusters)]
+            for lens in evaluate_mod.lenses(a, ls.cluster_names)]
 
 
 @server.command(EVALUATE)
