@@ -18,6 +18,7 @@ import contextvars
 import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from pathlib import Path
 
 from lsprotocol import types as lsp
@@ -110,7 +111,7 @@ class PolicyServer(LanguageServer):
 
     # ---- positions ---------------------------------------------------------------------------
     def range(self, text: str, span) -> lsp.Range:
-        lines = text.splitlines(keepends=True)
+        lines = _lines(text)
         codec = self.workspace.position_codec
         return lsp.Range(codec.position_to_client_units(lines, ServerTextPosition(max(span.line - 1, 0),
                                                                                  max(span.column - 1, 0))),
@@ -122,6 +123,12 @@ class PolicyServer(LanguageServer):
         doc = self.workspace.get_text_document(uri)
         p = doc.position_from_client_units(position)
         return p.line + 1, p.character + 1
+
+
+@lru_cache(maxsize=8)
+def _lines(text: str) -> list[str]:
+    """A text's lines, kept for the few texts being answered about (ranges convert through them)."""
+    return text.splitlines(keepends=True)
 
 
 def _path(uri: str) -> str:
@@ -136,7 +143,7 @@ def _diagnostic(ls: PolicyServer, uri: str, a: Analysis, p) -> lsp.Diagnostic:
         related = [lsp.DiagnosticRelatedInformation(
             location=lsp.Location(uri=uris.from_fs_path(p.elsewhere.path) or p.elsewhere.path,
                                   range=ls.range(text, p.elsewhere)),
-            message=p.message.split(": ", 1)[-1])]
+            message=p.message)]
     return lsp.Diagnostic(range=ls.range(a.text, p.span), message=message, severity=SEVERITY[p.severity],
                           code=p.code, source="policylang", related_information=related)
 
@@ -250,7 +257,7 @@ async def definition(ls: PolicyServer, params: lsp.DefinitionParams) -> lsp.Loca
 
 
 @server.feature(lsp.TEXT_DOCUMENT_COMPLETION,
-                lsp.CompletionOptions(trigger_characters=[".", " ", "{", ","]))
+                lsp.CompletionOptions(trigger_characters=[".", "{", ","]))
 async def completion(ls: PolicyServer, params: lsp.CompletionParams) -> lsp.CompletionList:
     uri = params.text_document.uri
     a = await ls.current(uri)
