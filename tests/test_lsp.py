@@ -35,7 +35,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 @pytest_lsp.fixture(scope="module", config=ClientServerConfig(
-    server_command=[sys.executable, "-m", "policylang.cli", "lsp"],
+    server_command=[sys.executable, "-m", "policylang.cli", "lsp", "--stdio"],   # as VS Code starts it
     server_env={**os.environ, "POLICYLANG_LSP_DEBOUNCE": "0.05"}))
 async def client(lsp_client: LanguageClient):
     lsp_client.set_configuration({"policylang": {"cluster": "examples/pending-dump.yaml"}})
@@ -339,6 +339,24 @@ async def test_code_actions_apply_lints_certain_fixes(client: LanguageClient):
     assert whole.new_text == apply_edits(text, [e for f in sched_findings(str(S301), text, program, check(program))
                                                 for e in f.edits])
     assert "let zone" not in whole.new_text and "let unused_here" not in whole.new_text
+
+
+async def test_every_fixable_lint_rule_offers_its_fix_as_a_quick_fix(client: LanguageClient):
+    from policylang.lint import all_rules
+    fixable = [r.code for r in all_rules() if r.fixable]
+    assert fixable, "the catalogue has rules with certain fixes"
+    for code in fixable:
+        path = ROOT / "tests" / "fixtures" / "lint" / "rules" / f"{code}_bad.sched"
+        found = await _open(client, path)
+        flagged = [d for d in found if d.code == code]
+        assert flagged, code
+        actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+            text_document=_doc(path), range=lsp.Range(start=lsp.Position(line=0, character=0),
+                                                      end=lsp.Position(line=10_000, character=0)),
+            context=lsp.CodeActionContext(diagnostics=[])))
+        quick = [a for a in actions if a.kind == lsp.CodeActionKind.QuickFix and a.title.startswith(f"Fix {code}:")]
+        assert len(quick) == len(flagged), code
+        assert all(a.edit.changes[path.as_uri()] for a in quick), code
 
 
 # ---- symbols and the evaluate lens ----------------------------------------------------------------
