@@ -400,3 +400,26 @@ async def test_a_settings_change_names_the_new_dump_and_a_missing_one_is_a_clear
     finally:
         client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
             settings={"policylang": {"cluster": "examples/pending-dump.yaml"}}))
+
+
+async def test_an_imported_def_is_found_hovered_and_completed_through_its_alias(client: LanguageClient, tmp_path):
+    common = tmp_path / "common.sched"
+    common.write_text("# Shared helpers.\n\n# Whether the node carries the team's label.\n"
+                      "def labelled(n, key) = key in n.metadata.labels\n")
+    text = ('policy Team\n\nimport "./common.sched" as c\n\nfilter f {\n'
+            '    reject when not c.labelled(node, "team") reason "node(s) have no team label"\n}\n')
+    path = tmp_path / "team.sched"
+    assert await _open(client, path, text) == []
+    found = await client.text_document_definition_async(lsp.DefinitionParams(
+        text_document=_doc(path), position=_at(text, "labelled(node", 3)))
+    assert found.uri == common.resolve().as_uri() and found.range.start == _at(common.read_text(), "labelled(n,")
+    hover = await client.text_document_hover_async(lsp.HoverParams(
+        text_document=_doc(path), position=_at(text, "labelled(node", 3)))
+    assert "def c.labelled(n, key)" in hover.contents.value
+    assert "Whether the node carries the team's label." in hover.contents.value
+    imported = await client.text_document_definition_async(lsp.DefinitionParams(
+        text_document=_doc(path), position=_at(text, "./common.sched")))
+    assert imported.uri == common.resolve().as_uri()
+    typing = text.replace("not c.labelled(node, \"team\")", "not c.")
+    items = await _complete(client, path, typing, "not c.")
+    assert set(items) == {"labelled"} and items["labelled"].detail == "def c.labelled(n, key)"

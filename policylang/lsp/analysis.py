@@ -98,7 +98,7 @@ def _lint(path: str, text: str, program: Program, checked: Checked) -> tuple[Pro
     try:
         findings = sched_findings(path, text, program, checked)
     except InputError as err:  # bad lint settings: say so where the user looks
-        return (Problem("S000", "error", f"lint settings: {err}", _top(path)),)
+        return (Problem("lint-settings", "error", f"lint settings: {err}", _top(path)),)
     out = []
     for f in findings:
         rule = get(f.code)

@@ -26,7 +26,7 @@ from ..infer import SCOPE_TYPES
 from ..inputs import read_text
 from ..parse import keywords, parse
 from ..plan import NORMALIZERS
-from ..program import confined, policy_roots
+from ..program import confined, policy_roots, stdlib_dir
 from ..types import Type, fields_of, record_fields
 from .analysis import Analysis, analyse
 from .hover import SCOPE_DOCS, signature
@@ -80,12 +80,11 @@ def _in_string(before: str) -> bool:
 
 def _members(analysis: Analysis, line: int, dot: int, word: str | None, parser) -> list[Item]:
     """What may follow the dot at 1-based column ``dot``."""
-    if word is not None and analysis.program is not None:
-        module = _imported(analysis, word)
-        if module is not None:
-            source = analysis.program.sources.get(module.path, "")
-            return [Item(d.name, "function", f"def {word}.{d.name}({', '.join(d.params)})",
-                         comment_above(source, d.span.line)) for d in module.of_type(ast.Def)]
+    found = _imported(analysis, word) if word is not None else None
+    if found is not None:
+        module, source = found
+        return [Item(d.name, "function", f"def {word}.{d.name}({', '.join(d.params)})",
+                     comment_above(source, d.span.line)) for d in module.of_type(ast.Def)]
     t = _type_before(analysis, line, dot, parser)
     fields = fields_of(t) if t is not None else None
     if fields is None:
@@ -99,10 +98,15 @@ def _members(analysis: Analysis, line: int, dot: int, word: str | None, parser) 
             for name, ft in fields.items()]
 
 
-def _imported(analysis: Analysis, alias: str) -> ast.Module | None:
-    program = analysis.program
-    target = program.imports.get(program.root, {}).get(alias)
-    return program.modules.get(target) if target else None
+def _imported(analysis: Analysis, alias: str) -> tuple[ast.Module, str] | None:
+    """The module an import's alias names, and its text (also while the document does not parse:
+    `c.` is being typed)."""
+    imp = next((i for i in analysis.module.of_type(ast.Import) if i.alias == alias), None)
+    if imp is None:
+        return None
+    target = str((Path(analysis.path).parent / imp.path).resolve()) if imp.path else \
+        str(stdlib_dir() / f"{alias}.sched")
+    return _policy_file(analysis, target)
 
 
 def _type_before(analysis: Analysis, line: int, dot: int, parser) -> Type | None:
