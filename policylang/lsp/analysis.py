@@ -37,10 +37,12 @@ class Analysis:
     path: str
     text: str
     module: ast.Module             # the whole file, or the declarations that parse
-    program: Program | None        # None when the file (or what it reaches) does not load
+    program: Program | None        # None when what the file reaches does not load
     checked: Checked | None        # None when it does not load; set (with errors) when it does not check
+    # (when the file does not parse: the declarations that do, loaded and checked)
     problems: tuple[Problem, ...] = ()
     linted: bool = False           # lint has run (or cannot: the file does not check)
+    parsed: bool = True            # the whole file parses
 
 
 def analyse(path: str, text: str, lint: bool = True, parser: IncrementalParser | None = None) -> Analysis:
@@ -77,7 +79,14 @@ def _internal(path: str, err: Exception) -> Problem:
 def _analyse(path: str, text: str, parser: IncrementalParser) -> Analysis:
     module, syntax = parser.parse(text, path)
     if syntax:
-        return Analysis(path, text, module, None, None, _problems(path, text, syntax, module))
+        # The declarations that parse are still loaded and checked, for hover, definition and
+        # completion in them; what the checker says is not shown (it would miss what is broken).
+        try:
+            program = load_program(path, text=text, parsed=module)
+            checked, _ = check_all(program)
+        except (PolicyError, InputError):
+            program = checked = None
+        return Analysis(path, text, module, program, checked, _problems(path, text, syntax, module), parsed=False)
     try:
         program = load_program(path, text=text, parsed=module)
     except PolicyError as err:

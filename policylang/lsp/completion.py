@@ -119,7 +119,7 @@ def _type_before(analysis: Analysis, line: int, dot: int, parser) -> Type | None
     for closers in ("", _closers(row[:dot - 1])):
         patched = "".join(lines[:line - 1]) + row[:dot - 1] + closers + row[end:] + "".join(lines[line:])
         found = analyse(analysis.path, patched, lint=False, parser=parser)
-        if found.checked is not None:
+        if found.parsed and found.checked is not None:
             break
     else:
         return _scope_chain(row[:dot - 1])
