@@ -45,7 +45,8 @@ def evaluate(analysis: Analysis, profile: str, clusters: tuple[str, ...]) -> Eva
 
     if not clusters:
         raise InputError("set policylang.cluster in the workspace settings to the dump to evaluate on")
-    if analysis.checked is None or any(p.severity == "error" and p.code.startswith("P") for p in analysis.problems):
+    if not analysis.parsed or analysis.checked is None or any(p.severity == "error" for p in analysis.problems
+                                                              if p.code.startswith("P")):
         raise InputError("the policy does not check: fix its errors first")
     plans = compile_all(analysis.checked)
     if profile not in plans:

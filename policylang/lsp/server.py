@@ -26,7 +26,7 @@ from pygls import uris
 from pygls.lsp.server import LanguageServer
 from pygls.workspace.position_codec import ServerTextPosition
 
-from ..diagnostics import InputError
+from ..diagnostics import InputError, PolicyError
 from . import actions as actions_mod
 from . import completion as completion_mod
 from . import definition as definition_mod
@@ -283,12 +283,11 @@ async def document_symbol(ls: PolicyServer, params: lsp.DocumentSymbolParams) ->
 
 @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
 async def formatting(ls: PolicyServer, params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit] | None:
-    from ..diagnostics import PolicyError
     from ..format import format_source
 
     a = await ls.current(params.text_document.uri)
     try:
-        formatted = format_source(a.text, a.path)
+        formatted = await ls.work(format_source, a.text, a.path)
     except PolicyError:
         return None  # as `policylang fmt`: a file that does not parse is left untouched
     if formatted == a.text:
@@ -336,9 +335,10 @@ async def evaluate(ls: PolicyServer, *args) -> dict:
     a = await ls.current(uri)
     try:
         result = await ls.work(evaluate_mod.evaluate, a, profile, ls.clusters)
-    except InputError as err:
-        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"policylang: {err}"))
-        return {"error": str(err)}
+    except (InputError, PolicyError) as err:   # where eval exits 2: said as eval says it
+        message = err.render() if isinstance(err, PolicyError) else str(err)
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"policylang: {message}"))
+        return {"error": message}
     ls.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Info, message=result.text))
     ls.window_show_message(lsp.ShowMessageParams(
         type=lsp.MessageType.Info if result.ok else lsp.MessageType.Warning, message=result.summary))
