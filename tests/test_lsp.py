@@ -229,6 +229,8 @@ async def test_hover_on_a_builtin_a_def_and_a_param(client: LanguageClient):
     builtin = await _hover(client, stdlib_dir() / "taint_toleration.sched", "tolerates(tol")
     assert "tolerates(Toleration, Taint) -> bool" in builtin and REGISTRY["tolerates"].doc in builtin
     assert "def wants_gpu(p)" in await _hover(client, GPU, "wants_gpu(pod)")
+    aggregate = await _hover(client, GPU, "any(c in p.spec")
+    assert aggregate.startswith("```sched\nany: bool\n```") and "whether c holds for some x of xs" in aggregate
     assert 'param gpuLabel: string = "gpu-model"' in await _hover(client, GPU, "gpuLabel] !=")
 
 

@@ -31,6 +31,22 @@ SCOPE_DOCS = {
 }
 
 
+# What each comprehension and `fold` computes (the README's language brief, in one line each).
+COMPREHENSION_DOCS = {
+    "list": "`[e for x in xs where c]`: the list of e for each x of xs where c holds",
+    "any": "`any(x in xs where c)`: whether c holds for some x of xs",
+    "all": "`all(x in xs where c)`: whether c holds for every x of xs",
+    "count": "`count(x in xs where c)`: how many x of xs c holds for",
+    "sum": "`sum(e for x in xs where c)`: the sum of e over the x of xs where c holds",
+    "min": "`min(e for x in xs where c)`: the least e over the x of xs where c holds (null if none)",
+    "max": "`max(e for x in xs where c)`: the greatest e over the x of xs where c holds (null if none)",
+    "first": "`first(x in xs where c)`: the first x of xs where c holds, or null",
+    "group": "`group(x in xs by key)`: the x of xs grouped by key, a map from each key to its list",
+    "fold": "`fold(acc = init for x in xs: e)`: acc starts as init and becomes e for each x in turn; "
+            "the last acc",
+}
+
+
 @attrs.frozen
 class Hover:
     markdown: str
@@ -59,12 +75,28 @@ def hover(analysis: Analysis, line: int, column: int) -> Hover | None:
         text, span = _param(analysis, analysis.path, node), node.span
     elif isinstance(node, ast.Def):
         text, span = _def(analysis.text, node), node.span
+    elif isinstance(node, (ast.Comprehension, ast.Fold)) and _on_keyword(analysis.text, node, line, column):
+        kind = node.kind if isinstance(node, ast.Comprehension) else "fold"
+        t = _type(analysis, node)
+        text, span = "\n\n".join(p for p in (_code(f"{kind}: {t}") if t else "", COMPREHENSION_DOCS[kind]) if p), \
+            node.span
     if text is None:
         t = _type(analysis, node)
         if t is None or isinstance(node, (ast.Filter, ast.Score, ast.Rule, ast.Profile, ast.PolicyDecl)):
             return None
         text, span = _code(f"{_short(node)}: {t}"), node.span
     return Hover(text, span)
+
+
+def _on_keyword(text: str, node, line: int, column: int) -> bool:
+    """Whether (line, column) is on the word a comprehension or fold starts with (`count`)."""
+    kind = node.kind if isinstance(node, ast.Comprehension) else "fold"
+    if kind == "list":
+        return (line, column) == (node.span.line, node.span.column)
+    lines = text.splitlines()
+    row = lines[node.span.line - 1] if 0 < node.span.line <= len(lines) else ""
+    start = node.span.column - 1
+    return line == node.span.line and row[start:start + len(kind)] == kind and column <= node.span.column + len(kind)
 
 
 def _code(text: str) -> str:
