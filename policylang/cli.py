@@ -16,6 +16,7 @@ from .cluster.load import load_cluster, load_objects
 from .cluster.model import Pod
 from .diagnostics import InputError, PolicyError
 from .inputs import DEFAULT_MAX_INPUT_SIZE, input_size_limit, read_source, stdin_unread
+from .pending import state_for
 from .program import allowed_roots
 
 
@@ -197,6 +198,9 @@ def _parser() -> argparse.ArgumentParser:
     li = sub.add_parser("lint", help="lint .sched policies, scheduler configs and workload manifests")
     lint_arguments(li)
     li.set_defaults(run=cmd_lint)
+    ls = sub.add_parser("lsp", help="the language server, over stdio (for editors: see README, Editors)")
+    ls.add_argument("--stdio", action="store_true", help="talk over stdin and stdout (the default and only way)")
+    ls.set_defaults(run=cmd_lsp)
     for command in sub.choices.values():
         _input_arguments(command)
     return p
@@ -271,14 +275,6 @@ def _pods(paths: list[str], state, replicas: int | None = None) -> list[Pod]:
     return expand_into(state, paths, replicas)
 
 
-def _state_for(state, pod: Pod):
-    """The state to place ``pod`` in: without its own copy, when the dump holds the same pod
-    (bound or nominated, it would count against itself)."""
-    if any(p.key == pod.key for p in state.pods):
-        return state.without([pod])
-    return state
-
-
 def cmd_eval(args) -> int:
     from .pending import Held, held, targets
     from .report import Style, eval_json, eval_text
@@ -301,7 +297,7 @@ def cmd_eval(args) -> int:
             exe = profile_for(pod)
             sampling = (Sampling(args.percentage_of_nodes_to_score)
                         if args.percentage_of_nodes_to_score is not None else None)
-            results.append(schedule(exe, _state_for(state, pod), pod, rng=rng, preemption=not args.no_preemption,
+            results.append(schedule(exe, state_for(state, pod), pod, rng=rng, preemption=not args.no_preemption,
                                     sampling=sampling))
     if args.output == "json":
         print(eval_json(results))
@@ -353,11 +349,11 @@ def cmd_explain(args) -> int:
         if isinstance(pod, Held) and pod.gates and profile_for(ungated(pod.pod)) is not None:
             # What removing the gates would do.
             free = ungated(pod.pod)
-            pod = attrs.evolve(pod, ungated=explain(profile_for(free), _state_for(state, free), free, **options))
+            pod = attrs.evolve(pod, ungated=explain(profile_for(free), state_for(state, free), free, **options))
         if isinstance(pod, Held):
             explanations.append(pod)
         else:
-            explanations.append(explain(profile_for(pod), _state_for(state, pod), pod, **options))
+            explanations.append(explain(profile_for(pod), state_for(state, pod), pod, **options))
         if progress:
             progress(done, len(found))
     if progress:
@@ -580,6 +576,15 @@ def cmd_check(args) -> int:
             print(err.render(), file=sys.stderr)
             failed = True
     return 2 if failed else 0
+
+
+def cmd_lsp(args) -> int:
+    import importlib.util
+
+    if importlib.util.find_spec("pygls") is None:
+        raise InputError("the language server needs pygls: pip install 'policylang[lsp]'")
+    from .lsp.server import main as serve  # imported here: no other command pays for the LSP stack
+    return serve()
 
 
 def cmd_lint(args) -> int:

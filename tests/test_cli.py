@@ -358,3 +358,17 @@ def test_simulate_leaves_a_gated_pod_pending_and_counts_it(capsys):
     assert doc["summary"]["gated"] == 1 and doc["summary"]["skipped"] == 1     # batch/sim-7, for volcano
     code, out, _ = run(capsys, "simulate", "--cluster", EXAMPLES / "cluster.yaml", "--pods", DUMP)
     assert ", 1 gated" in out.splitlines()[0]
+
+
+def test_cli_start_up_does_not_import_the_language_server():
+    code = "import sys; from policylang.cli import main, _parser; _parser(); " \
+           "assert not any(m.split('.')[0] in ('pygls', 'lsprotocol') for m in sys.modules), 'LSP imported'"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_lsp_without_pygls_is_an_input_error_naming_the_extra(capsys, monkeypatch):
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pygls" else real(name, *a))
+    assert main(["lsp"]) == 2
+    assert "pip install 'policylang[lsp]'" in capsys.readouterr().err
