@@ -112,3 +112,10 @@ def test_eval_explain_and_diff_take_workloads_and_replicas(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert code == 0 and doc["summary"]["a"]["scheduled"] == doc["summary"]["b"]["scheduled"] == 3
     assert doc["b"].endswith("most-allocated.yaml")
+
+
+def test_a_billion_replicas_is_refused_before_any_pod_is_made(tmp_path, capsys):
+    (tmp_path / "sts.yaml").write_text(STATEFULSET.replace("replicas: 2", "replicas: 1000000000"))
+    code = main(["simulate", "--cluster", str(EXAMPLES / "cluster.yaml"), "--pods", str(tmp_path / "sts.yaml")])
+    assert code == 2
+    assert "StatefulSet shop/db: 1000000000 replicas would make more than the 100000 pods" in capsys.readouterr().err

@@ -29,6 +29,10 @@ DAEMON_TOLERATIONS = (
 )
 DAEMON_HOST_NETWORK_TOLERATION = ("node.kubernetes.io/network-unavailable", "NoSchedule")
 
+# The most pods one run expands workloads into: far beyond any batch worth simulating, and a bound
+# on what `replicas: 1000000000` would otherwise make.
+MAX_WORKLOAD_PODS = 100_000
+
 
 def read_pods_and_workloads(path: str | Path, replicas: int | None, state) -> tuple[list, list]:
     """The Pods in ``path`` and one Pod per replica of each workload there (``replicas``
@@ -42,13 +46,13 @@ def read_pods_and_workloads(path: str | Path, replicas: int | None, state) -> tu
         if kind == "Pod":
             pods.append(structure_object(raw, file, index))
         elif kind in WORKLOADS:
-            made, owner = _expand(raw, file, index, replicas, state)
+            made, owner = _expand(raw, file, index, replicas, state, MAX_WORKLOAD_PODS - len(pods))
             pods += made
             owners += owner
     return pods, owners
 
 
-def _expand(raw: dict, file: str, index: int, replicas: int | None, state) -> tuple[list, list]:
+def _expand(raw: dict, file: str, index: int, replicas: int | None, state, room: int) -> tuple[list, list]:
     kind, meta = raw["kind"], _mapping(raw.get("metadata"))
     spec = _mapping(raw.get("spec"))
     name = meta.get("name") or f"{kind.lower()}-{index}"
@@ -79,6 +83,9 @@ def _expand(raw: dict, file: str, index: int, replicas: int | None, state) -> tu
     if kind == "DaemonSet":
         return _daemon_pods(name, pod_spec, pod, state), owners
     count = replicas if replicas is not None else _count(kind, spec, where)
+    if count > room:
+        raise InputError(f"{count} replicas would make more than the {MAX_WORKLOAD_PODS} pods one run expands "
+                         f"workloads into (give fewer with --replicas)", **where)
     if kind == "StatefulSet":
         # Pods by ordinal, each mounting its own claims (pkg/controller/statefulset/stateful_set_utils.go).
         templates = spec.get("volumeClaimTemplates") or []
