@@ -54,6 +54,7 @@ UNMANAGED_WARNING = "deleting Pods that declare no controller"
 DRAIN_RETRY_SECONDS = 5          # kubectl drain retries a refused eviction after 5s
 MAX_ADDED_NODES = 1000
 MAX_ROUNDS = 100                 # scheduling rounds for preemption's victims, drain's retries
+MAX_EXPLAINED = 10               # pods left pending that explain looks at (near misses, what would fit)
 
 EVENT_FORMS = ("cordon NODE", "drain NODE", "taint NODE key=value:NoExecute", "remove NODE",
                "remove zone=ZONE", "add N nodes like NODE|FILE")
@@ -166,6 +167,7 @@ class Outcome:
     before: dict                    # utilisation (report.utilisation) before the first event
     after: dict
     state: ClusterState             # the state after the last event
+    explained: dict = attrs.field(factory=dict)   # pod key → explain's Explanation, for the first pending pods
 
 
 # ---- the run -------------------------------------------------------------------------------
@@ -189,7 +191,20 @@ def whatif(profile_for: ProfileFor, state: ClusterState, events: list[Event], pr
                                  tuple(blocking.get(budgets.key(p), ())))
                     for p in state.pdbs)
     lost = tuple(m for r in results for m in r.moves if m.fate == "lost")
-    return Outcome(tuple(results), tuple(run.pending.values()), lost, reports, before, utilisation(state), state)
+    return Outcome(tuple(results), tuple(run.pending.values()), lost, reports, before, utilisation(state), state,
+                   _explain(profile_for, state, [p.pod for p in run.pending.values()][:MAX_EXPLAINED]))
+
+
+def _explain(profile_for: ProfileFor, state: ClusterState, pods: list[Pod]) -> dict:
+    """explain's near misses and verified suggestions for pods left pending (those with a profile)."""
+    from .explain import explain
+
+    out = {}
+    for pod in pods:
+        exe = profile_for(pod)
+        if exe is not None and not pod.spec.scheduling_gates:
+            out[pod.key] = explain(exe, state, pod)
+    return out
 
 
 class _Run:

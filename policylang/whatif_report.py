@@ -32,6 +32,13 @@ def _pod(pod) -> dict:
     return {"namespace": pod.metadata.namespace, "name": pod.metadata.name}
 
 
+def _explained(e) -> dict:
+    if e is None:
+        return {"near_misses": None, "suggestions": None}
+    return {"near_misses": [{"node": name, "plugin": st.plugin, "reasons": list(st.reasons)} for name, st in e.near_misses],
+            "suggestions": [{"change": s.change, "schedules_on": s.result} for s in e.suggestions]}
+
+
 def whatif_json(outcome: Outcome) -> str:
     doc = {
         "schema": WHATIF_SCHEMA,
@@ -49,7 +56,8 @@ def whatif_json(outcome: Outcome) -> str:
                         "victims": [{"namespace": v.namespace, "name": v.name} for v in p.victims]}
                        for p in r.placed if p.node],
         } for r in outcome.events],
-        "unschedulable": [{"pod": _pod(p.pod), "message": p.message} for p in outcome.pending],
+        "unschedulable": [{"pod": _pod(p.pod), "message": p.message, **_explained(outcome.explained.get(p.pod.key))}
+                          for p in outcome.pending],
         "lost": [_pod(m.pod) for m in outcome.lost],
         "pdbs": [{"pdb": b.after.key, "desired_healthy": b.after.desired_healthy, "expected": b.after.expected,
                   "healthy_before": b.before.current_healthy, "healthy_after": b.after.current_healthy,
@@ -113,6 +121,18 @@ def whatif_text(outcome: Outcome, style: Style) -> str:
         for message, keys in by_message.items():
             lines.append(f"  {_printable(', '.join(keys))}:")
             lines.append(f"    {_printable(message)}")
+            for key in keys:
+                e = outcome.explained.get(key)
+                if e is None:
+                    continue
+                if e.near_misses:
+                    near: dict[str, list[str]] = {}
+                    for name, st in e.near_misses:
+                        near.setdefault(f"{st.plugin}: {st.message}", []).append(name)
+                    lines += [f"    {_printable(key)} is one filter away on {_printable(', '.join(names))} ({_printable(why)})"
+                              for why, names in near.items()]
+                lines += [f"    {_printable(key)} would fit if: {_printable(s.change)} → schedules on {_printable(s.result)}"
+                          for s in e.suggestions]
     if outcome.budgets:
         lines += ["", "PODDISRUPTIONBUDGET  WANTS HEALTHY  HEALTHY BEFORE  AFTER  STATUS"]
         for b in outcome.budgets:
