@@ -20,6 +20,7 @@ from .simulate import Placement, simulate
 from .whatif import fresh_copy
 
 DEFAULT_LIMIT = 1000
+MAX_PODS = 100_000          # pods in one trial simulation
 CAPACITY_SCHEMA = "policylang/capacity/v1"
 
 ProfileFor = Callable[[Pod], object]
@@ -80,6 +81,7 @@ class Headroom:
 
 
 def headroom(profile_for: ProfileFor, state: ClusterState, unit: list[Pod], limit: int = DEFAULT_LIMIT) -> Headroom:
+    limit = max(1, min(limit, MAX_PODS // max(len(unit), 1)))   # bounded work: at most MAX_PODS pods a trial
     def all_placed(n: int) -> bool:
         placements, _ = _trial(profile_for, state, copies(unit, n))
         return all(p.node for p in placements)

@@ -398,6 +398,9 @@ def cmd_whatif(args) -> int:
     return 1 if verdict(outcome) else 0
 
 
+MAX_UNIT_PODS = 10_000     # pods in one copy of --workload's set
+
+
 def _workload_units(specs: list[str], state) -> list[Pod]:
     """The pods of one copy of every --workload FILE[:N]."""
     from .cluster.workloads import expand_workloads
@@ -405,7 +408,7 @@ def _workload_units(specs: list[str], state) -> list[Pod]:
     unit = []
     for spec in specs:
         path, _, count = spec.rpartition(":") if spec.rpartition(":")[2].isdigit() else (spec, "", "")
-        pods, owners = expand_workloads(path, int(count) if count else None)
+        pods, owners = expand_workloads(path, int(count) if count else None, max_pods=MAX_UNIT_PODS - len(unit))
         if not pods:
             raise InputError("no Deployment, StatefulSet, ReplicaSet or Job with replicas found", path=path)
         state.workloads.extend(owners)

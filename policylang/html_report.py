@@ -143,19 +143,39 @@ def _percent_rows(usage: dict, level: str, when: str) -> list[dict]:
     return rows
 
 
+MAX_CHART_NODES = 60        # per-node bars beyond this are unreadable: the nodes that changed most
+
+
+def _most_changed(rows: list[dict], limit: int) -> list[dict]:
+    """The rows of the ``limit`` names whose use differs most between the sides (then the busiest)."""
+    by_name: dict[str, list[float]] = {}
+    for r in rows:
+        by_name.setdefault(r["name"], []).append(r["percent"])
+    rank = sorted(by_name, key=lambda n: (-(max(by_name[n]) - min(by_name[n])), -max(by_name[n]), n))
+    keep = set(rank[:limit])
+    return [r for r in rows if r["name"] in keep]
+
+
 def utilisation_chart(sides: list[tuple[str, dict]], level: str, title: str):
     """Requested / allocatable per node or zone, one panel per resource, a bar per side."""
     alt = _alt()
     rows = [row for when, usage in sides for row in _percent_rows(usage, level, when)]
+    if len({r["name"] for r in rows}) > MAX_CHART_NODES:
+        rows = _most_changed(rows, MAX_CHART_NODES)
+        title = f"{title}: the {MAX_CHART_NODES} that changed most"
+    names = {r["name"] for r in rows}
     order = [when for when, _ in sides]
     return (alt.Chart(alt.Data(values=rows)).mark_bar().encode(
         x=alt.X("name:N", title=None, sort=None),
         xOffset=alt.XOffset("when:N", sort=order),
-        y=alt.Y("percent:Q", title="requested / allocatable (%)", scale=alt.Scale(domain=[0, 100])),
+        # Up to 100%, or past it where a dump's node is overcommitted.
+        y=alt.Y("percent:Q", title="requested / allocatable (%)",
+                scale=alt.Scale(domain=[0, max([100] + [r["percent"] for r in rows])])),
         color=alt.Color("when:N", sort=order, title=None),
         tooltip=["name:N", "resource:N", "when:N", "percent:Q", "used:Q", "allocatable:Q"],
-    ).properties(width=max(120, 28 * len({r["name"] for r in rows})), height=160)
-        .facet(column=alt.Column("resource:N", title=None, sort=list(RESOURCES)), title=title))
+    ).properties(width=max(120, (28 if len(names) <= 12 else 12) * len(names)), height=160)
+        .facet(facet=alt.Facet("resource:N", title=None, sort=list(RESOURCES)),
+               columns=4 if len(names) <= 12 else 1, title=title))
 
 
 def count_chart(rows: list[dict], y: str, color: str, title: str, y_title: str):

@@ -16,9 +16,10 @@ WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet", "Job")
 OWNER_KIND = {"Deployment": "ReplicaSet", "ReplicaSet": "ReplicaSet", "StatefulSet": "StatefulSet"}
 
 
-def expand_workloads(path: str | Path, replicas: int | None = None) -> tuple[list, list]:
+def expand_workloads(path: str | Path, replicas: int | None = None, max_pods: int | None = None) -> tuple[list, list]:
     """One Pod per replica of every workload in ``path`` (``replicas`` overrides the
-    manifests'), and the controllers that own them."""
+    manifests'), and the controllers that own them; more than ``max_pods`` in all is an input
+    error, before any is made."""
     pods, owners = [], []
     for file, index, raw in _documents(Path(path)):
         kind = raw.get("kind")
@@ -32,6 +33,9 @@ def expand_workloads(path: str | Path, replicas: int | None = None) -> tuple[lis
             raise InputError("a workload needs a pod template", path=file, obj=f"{kind} {name}", field="spec.template")
         count = replicas if replicas is not None else (
             spec.get("parallelism", 1) if kind == "Job" else spec.get("replicas", 1))
+        if max_pods is not None and (not isinstance(count, int) or len(pods) + count > max_pods):
+            raise InputError(f"more than {max_pods} pods in all (replicas: {count!r})", path=file,
+                             obj=f"{kind} {name}", field="spec.replicas")
         tmeta = dict(template.get("metadata") or {})
         namespace = meta.get("namespace", "default")
         if kind in OWNER_KIND:
