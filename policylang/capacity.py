@@ -2,9 +2,11 @@
 why each node is full — every plugin of the profile applied, as the scheduler would place them;
 and the fewest nodes of a template to add so that a pending batch schedules.
 
-Both answers come from whole simulations on fresh copies of the state (``simulate``), so they
-are what `policylang simulate` does with that many pods: N copies all placed, N + 1 not. The
-search doubles and then bisects, which assumes that fewer copies never fit worse than more.
+Both answers come from simulations on fresh copies of the state (``simulate``), so they are what
+`policylang simulate` does with that many pods: N copies all placed, N + 1 not. Copies of pods of
+one priority are queued in the order given, so one simulation stopped at the first pod that does
+not fit answers exactly; otherwise, and for the nodes a batch needs, the search doubles and then
+bisects, which assumes that fewer copies never fit worse than more.
 """
 
 from __future__ import annotations
@@ -82,21 +84,52 @@ class Headroom:
 
 def headroom(profile_for: ProfileFor, state: ClusterState, unit: list[Pod], limit: int = DEFAULT_LIMIT) -> Headroom:
     limit = max(1, min(limit, MAX_PODS // max(len(unit), 1)))   # bounded work: at most MAX_PODS pods a trial
+    if _in_input_order(state, unit):
+        n, placements, stopped, after = _one_pass(profile_for, state, unit, limit)
+    else:
+        n, placements, stopped, after = _bisect(profile_for, state, unit, limit)
+    by_node: dict[str, int] = {}
+    for p in placements:
+        by_node[p.node] = by_node.get(p.node, 0) + 1
+    return Headroom(tuple(unit), n, dict(sorted(by_node.items())), stopped, n >= limit, utilisation(state),
+                    utilisation(after), tuple(placements))
+
+
+def _in_input_order(state: ClusterState, unit: list[Pod]) -> bool:
+    """Whether the queue keeps copies in the order given (one priority and creation time): then
+    simulate(N copies) places exactly the first pods of simulate(N + 1 copies)."""
+    return len({(state.with_priority(p).spec.priority, p.metadata.creation_timestamp) for p in unit}) == 1
+
+
+def _one_pass(profile_for, state, unit, limit):
+    """One simulation of up to ``limit`` copies, stopped at the first pod that does not fit: the
+    copies before it fit, as simulate would place them."""
+    trial = _fresh(state)
+    placements = simulate(profile_for, trial, copies(unit, limit), preemption=False, until=lambda p: not p.node)
+    failed = next((i for i, p in enumerate(placements) if not p.node), None)
+    if failed is None:
+        return limit, placements, None, trial
+    n = failed // len(unit)
+    if n * len(unit) < failed:          # a copy partly placed: the state of the whole copies only
+        kept, trial = _trial(profile_for, state, copies(unit, n))
+        return n, kept, placements[failed], trial
+    return n, placements[:failed], placements[failed], trial
+
+
+def _bisect(profile_for, state, unit, limit):
+    """Copies queued out of input order (pods of several priorities): doubling and bisection
+    over whole simulations of n copies."""
     def all_placed(n: int) -> bool:
         placements, _ = _trial(profile_for, state, copies(unit, n))
         return all(p.node for p in placements)
 
     n = _largest(all_placed, limit)
     placements, after = _trial(profile_for, state, copies(unit, n))
-    by_node: dict[str, int] = {}
-    for p in placements:
-        by_node[p.node] = by_node.get(p.node, 0) + 1
     stopped = None
     if n < limit:
         more, _ = _trial(profile_for, state, copies(unit, n + 1))
         stopped = next((p for p in more if not p.node), None)
-    return Headroom(tuple(unit), n, dict(sorted(by_node.items())), stopped, n >= limit, utilisation(state),
-                    utilisation(after), tuple(placements))
+    return n, placements, stopped, after
 
 
 @attrs.frozen

@@ -419,10 +419,6 @@ def _workload_units(specs: list[str], state) -> list[Pod]:
 def cmd_capacity(args) -> int:
     import json
 
-    from .capacity import (DEFAULT_LIMIT, headroom, headroom_json, headroom_text, nodes_needed, nodes_needed_json,
-                           nodes_needed_text)
-    from .pending import is_pending
-
     if args.config and args.profile:
         raise InputError("give --profile or --config, not both")
     if args.max is not None and not 0 < args.max <= 100_000:
@@ -430,45 +426,58 @@ def cmd_capacity(args) -> int:
     if args.pods and not args.node_template:
         raise InputError("--pods goes with --node-template")
     _check_report_target(args)
-    plans = load_plans(args.profile, args.config)
-    profile_for = _profile_chooser(plans, every_pod=bool(args.profile) or not args.config)
     state = load_cluster(args.cluster)
-    if args.node_template:
-        found = load_objects(args.node_template, kinds=["Node"])
-        if len(found) != 1:
-            raise InputError(f"expected one Node, found {len(found)}", path=args.node_template)
-        if args.pods:
-            pods = _pods(args.pods, state, args.replicas)
-        else:
-            pods = [p for p in state.pods if is_pending(p)]
-            if not pods:
-                raise InputError("no pending pod in the dump; give --pods", path=", ".join(args.cluster))
-            state = state.without(pods)
-        result = nodes_needed(profile_for, state, pods, found[0], limit=args.max or 100)
-        text, doc = nodes_needed_text(result), nodes_needed_json(result)
-        code = 0 if result.count is not None else 1
-
-        def page():
-            from .html_report import nodes_needed_page
-            return nodes_needed_page(result)
-    else:
-        if args.pod:
-            unit = load_objects(args.pod, kinds=["Pod"])
-            if len(unit) != 1:
-                raise InputError(f"expected one Pod as the template, found {len(unit)}", path=args.pod)
-        else:
-            unit = _workload_units(args.workload, state)
-        result = headroom(profile_for, state, unit, limit=args.max or DEFAULT_LIMIT)
-        nodes = list(state.nodes)
-        text, doc = headroom_text(result, nodes), headroom_json(result, nodes)
-        code = 0 if result.fits else 1
-
-        def page():
-            from .html_report import headroom_page
-            return headroom_page(result)
+    # The inputs are read (and refused) before the profile is compiled, which takes longer.
+    ask = _nodes_question(args, state) if args.node_template else _headroom_question(args, state)
+    plans = load_plans(args.profile, args.config)
+    text, doc, page, code = ask(_profile_chooser(plans, every_pod=bool(args.profile) or not args.config))
     print(json.dumps(doc, indent=2) if args.output == "json" else text)
     _write_report(args, page)
     return code
+
+
+def _nodes_question(args, state):
+    """capacity --node-template: the fewest such nodes for the batch (--pods, or the dump's pending pods)."""
+    from .capacity import nodes_needed, nodes_needed_json, nodes_needed_text
+    from .html_report import nodes_needed_page
+    from .pending import is_pending
+
+    found = load_objects(args.node_template, kinds=["Node"])
+    if len(found) != 1:
+        raise InputError(f"expected one Node, found {len(found)}", path=args.node_template)
+    if args.pods:
+        pods = _pods(args.pods, state, args.replicas)
+    else:
+        pods = [p for p in state.pods if is_pending(p)]
+        if not pods:
+            raise InputError("no pending pod in the dump; give --pods", path=", ".join(args.cluster))
+        state = state.without(pods)
+
+    def ask(profile_for):
+        result = nodes_needed(profile_for, state, pods, found[0], limit=args.max or 100)
+        return (nodes_needed_text(result), nodes_needed_json(result), lambda: nodes_needed_page(result),
+                0 if result.count is not None else 1)
+    return ask
+
+
+def _headroom_question(args, state):
+    """capacity --pod / --workload: how many more copies fit."""
+    from .capacity import DEFAULT_LIMIT, headroom, headroom_json, headroom_text
+    from .html_report import headroom_page
+
+    if args.pod:
+        unit = load_objects(args.pod, kinds=["Pod"])
+        if len(unit) != 1:
+            raise InputError(f"expected one Pod as the template, found {len(unit)}", path=args.pod)
+    else:
+        unit = _workload_units(args.workload, state)
+
+    def ask(profile_for):
+        result = headroom(profile_for, state, unit, limit=args.max or DEFAULT_LIMIT)
+        nodes = list(state.nodes)
+        return (headroom_text(result, nodes), headroom_json(result, nodes), lambda: headroom_page(result),
+                0 if result.fits else 1)
+    return ask
 
 
 def _check_state_target(out: str, clusters: list[str]) -> None:
