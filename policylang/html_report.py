@@ -27,10 +27,11 @@ MAX_SCORED_PODS = 60        # the score breakdown shows the first pods only: one
 
 @functools.cache
 def _bundle() -> str:
+    import altair
     import vl_convert
-    from altair.utils._importers import vl_version_for_vl_convert
 
-    version = vl_version_for_vl_convert()
+    # The Vega-Lite that altair's specs are written for ("v6.4.1" → vl-convert's "v6_4").
+    version = "v" + "_".join(altair.SCHEMA_VERSION.lstrip("v").split(".")[:2])
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "policylang"
     path = cache / f"vega-embed-{vl_convert.__version__}-{version}.js"
     try:
