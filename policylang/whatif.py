@@ -225,7 +225,9 @@ class _Run:
     def _cordon(self, event: Event) -> EventResult:
         node = self._node(event.node, event)
         self._replace_nodes({node.name: cordoned(node)})
-        return EventResult(event, (node.name,), placed=tuple(self._schedule([])))
+        moves: list[Move] = []       # preemption's victims, should a pending pod now preempt
+        placed = self._schedule(moves)
+        return EventResult(event, (node.name,), tuple(self._settled(moves)), placed=tuple(placed))
 
     def _drain(self, event: Event) -> EventResult:
         node = self._node(event.node, event)
@@ -272,7 +274,7 @@ class _Run:
             moves += self._take_off(timeline[seconds], "deleted by the taint manager", at=seconds)
             placed += self._schedule(moves)
         if not timeline:
-            placed = self._schedule([])
+            placed = self._schedule(moves)
         moves = [attrs.evolve(m, message=f"back on {node.name}, whose taint it tolerates for "
                                          f"{eviction_delay(node.spec.taints, m.pod)}s: deleted again then")
                  if m.to_node == node.name and m.fate == "moved" else m for m in self._settled(moves)]
@@ -308,7 +310,9 @@ class _Run:
         objects = self.state.objects()
         nodes = [o for o in objects if isinstance(o, Node)]
         self.state = ClusterState.build(nodes + added + [o for o in objects if not isinstance(o, Node)])
-        return EventResult(event, tuple(names), placed=tuple(self._schedule([])))
+        moves: list[Move] = []
+        placed = self._schedule(moves)
+        return EventResult(event, tuple(names), tuple(self._settled(moves)), placed=tuple(placed))
 
     # -- helpers --
     def _node(self, name: str, event: Event) -> Node:

@@ -259,3 +259,24 @@ def test_a_drained_node_receives_no_pod_and_no_budget_is_broken(default_profile,
         assert not report.violated, report
         assert report.after.current_healthy >= min(before[report.after.key].current_healthy,
                                                     report.after.desired_healthy)
+
+
+def test_a_replacement_that_preempts_has_its_victim_recreated(default_profile):
+    """Draining n0 moves a high-priority pod to n1, which only preemption makes room on; the
+    victim, owned by a ReplicaSet, is recreated and waits (nothing else fits it)."""
+    def pod(name, node, priority, cpu):
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "ownerReferences": [{"kind": "ReplicaSet", "name": name, "controller": True}]},
+                "spec": {"nodeName": node, "priority": priority,
+                         "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]},
+                "status": {"phase": "Running"}}
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": n},
+              "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "10"}}} for n in ("n0", "n1")]
+    state = ClusterState.build([structure_object(o, "t") for o in
+                                nodes + [pod("important", "n0", 1000, "2"), pod("filler", "n1", 0, "2")]])
+    outcome = whatif(default_profile, state, [parse_event("drain n0")])
+    moves = {m.key: m for m in outcome.events[0].moves}
+    assert moves["default/important"].fate == "moved" and moves["default/important"].to_node == "n1"
+    assert moves["default/filler"].cause == "preempted" and moves["default/filler"].fate == "pending"
+    assert [p.pod.key for p in outcome.pending] == ["default/filler"]
+    assert "Insufficient cpu" in outcome.pending[0].message
