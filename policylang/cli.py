@@ -168,6 +168,39 @@ def _parser() -> argparse.ArgumentParser:
     _replicas_argument(d)
     d.set_defaults(run=cmd_diff)
 
+    w = sub.add_parser("whatif", help="what if we cordon or drain a node, taint it, lose a node or zone, add nodes")
+    w.add_argument("--cluster", action="append", required=True, metavar="PATH")
+    w.add_argument("--event", action="append", required=True, metavar="EVENT",
+                   help="in order, repeatable: 'cordon NODE', 'drain NODE', 'taint NODE key=value:NoExecute', "
+                        "'remove NODE', 'remove zone=ZONE', 'add N nodes like NODE|FILE'")
+    w.add_argument("--profile", metavar="PATH|NAME")
+    w.add_argument("--config", metavar="PATH", help="a KubeSchedulerConfiguration file")
+    w.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    w.add_argument("--no-preemption", action="store_true")
+    w.set_defaults(run=cmd_whatif)
+
+    ca = sub.add_parser("capacity", help="how many more pods fit, where and why not; or how many nodes to add")
+    ca.add_argument("--cluster", action="append", required=True, metavar="PATH")
+    what = ca.add_mutually_exclusive_group(required=True)
+    what.add_argument("--pod", metavar="TEMPLATE", help="a Pod: how many more copies of it fit")
+    what.add_argument("--workload", action="append", metavar="FILE[:N]",
+                      help="a Deployment, StatefulSet, ReplicaSet or Job (N replicas, default its own count; "
+                           "repeatable): how many more copies of the whole set fit")
+    what.add_argument("--node-template", metavar="NODE.yaml",
+                      help="the fewest nodes like this to add so that --pods (default: the dump's pending pods) schedule")
+    ca.add_argument("--pods", action="append", metavar="PATH", help="with --node-template: the pending batch")
+    ca.add_argument("--replicas", type=int, metavar="N", help="with --pods: expand workloads into N pods each")
+    ca.add_argument("--max", type=int, default=None, metavar="N",
+                    help="look no further than N copies (default 1000) or N added nodes (default 100)")
+    ca.add_argument("--profile", metavar="PATH|NAME")
+    ca.add_argument("--config", metavar="PATH", help="a KubeSchedulerConfiguration file")
+    ca.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    ca.set_defaults(run=cmd_capacity)
+
+    for verb in (sm, d, w, ca):
+        verb.add_argument("--report", metavar="FILE.html",
+                          help="also write a self-contained HTML report with charts (no network needed to view it)")
+
     pl = sub.add_parser("plan", help="print the evaluation plan of a profile")
     pl.add_argument("profile", nargs="?", metavar="PATH|NAME")
     pl.add_argument("--config", metavar="PATH", help="a KubeSchedulerConfiguration file")
@@ -368,13 +401,14 @@ def cmd_explain(args) -> int:
 
 def cmd_simulate(args) -> int:
     from .cluster.dump import write_state
-    from .report import Style, simulate_json, simulate_text
+    from .report import Style, simulate_json, simulate_text, utilisation
     from .simulate import simulate
 
     if args.config and args.profile:
         raise InputError("give --profile or --config, not both")
     if args.write_state:
         _check_state_target(args.write_state, args.cluster)
+    _check_report_target(args)
     plans = load_plans(args.profile, args.config)
     # Like kube-scheduler, a pod whose schedulerName has no profile is left alone, unless one
     # profile was named explicitly.
@@ -382,6 +416,7 @@ def cmd_simulate(args) -> int:
     state = load_cluster(args.cluster)
     pods = _pods(args.pods, state, args.replicas)
     rng = random.Random(args.seed) if args.tie_break == "random" else None
+    before = utilisation(state) if args.report else None
     interactive = sys.stderr.isatty() and args.output == "text"
     progress = _progress_bar if interactive and len(pods) > 20 else None
     placements = []
@@ -402,9 +437,135 @@ def cmd_simulate(args) -> int:
     else:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         print(simulate_text(placements, state, Style(color)))
+    if not interrupted:
+        def page():
+            from .html_report import simulate_page
+            return simulate_page(placements, before, utilisation(state))
+        _write_report(args, page)
     if interrupted:
         return EXIT_INTERRUPTED
     return 0 if all((p.node or p.decision is None) and not p.gates for p in placements) else 1
+
+
+def _check_report_target(args) -> None:
+    """Before any work: --report can be written."""
+    if getattr(args, "report", None):
+        from .write import writable_target
+        writable_target(args.report)
+
+
+def _write_report(args, make) -> None:
+    if getattr(args, "report", None):
+        from .write import write_atomic
+        write_atomic(Path(args.report), make(), "\n")
+
+
+def cmd_whatif(args) -> int:
+    from .report import Style
+    from .whatif import parse_event, whatif
+    from .whatif_report import verdict, whatif_json, whatif_text
+
+    if args.config and args.profile:
+        raise InputError("give --profile or --config, not both")
+    events = [parse_event(e) for e in args.event]
+    _check_report_target(args)
+    plans = load_plans(args.profile, args.config)
+    profile_for = _profile_chooser(plans, every_pod=bool(args.profile) or not args.config)
+    outcome = whatif(profile_for, load_cluster(args.cluster), events, preemption=not args.no_preemption)
+    if args.output == "json":
+        print(whatif_json(outcome))
+    else:
+        print(whatif_text(outcome, Style(sys.stdout.isatty() and not os.environ.get("NO_COLOR"))))
+
+    def page():
+        from .html_report import whatif_page
+        return whatif_page(outcome)
+    _write_report(args, page)
+    return 1 if verdict(outcome) else 0
+
+
+MAX_UNIT_PODS = 10_000     # pods in one copy of --workload's set
+
+
+def _workload_units(specs: list[str], state) -> list[Pod]:
+    """The pods of one copy of every --workload FILE[:N]."""
+    from .cluster.workloads import read_pods_and_workloads
+
+    unit = []
+    for spec in specs:
+        path, _, count = spec.rpartition(":") if spec.rpartition(":")[2].isdigit() else (spec, "", "")
+        pods, owners = read_pods_and_workloads(path, int(count) if count else None, state,
+                                               max_pods=MAX_UNIT_PODS - len(unit), plain_pods=False)
+        if not pods:
+            raise InputError("no workload with replicas found (Deployment, ReplicaSet, ReplicationController, "
+                             "StatefulSet, Job, CronJob or DaemonSet)", path=path)
+        state.add_workloads(owners)
+        unit += pods
+    return unit
+
+
+def cmd_capacity(args) -> int:
+    import json
+
+    if args.config and args.profile:
+        raise InputError("give --profile or --config, not both")
+    if args.max is not None and not 0 < args.max <= 100_000:
+        raise InputError("--max must be 1 to 100000")
+    if args.pods and not args.node_template:
+        raise InputError("--pods goes with --node-template")
+    _check_report_target(args)
+    state = load_cluster(args.cluster)
+    # The inputs are read (and refused) before the profile is compiled, which takes longer.
+    ask = _nodes_question(args, state) if args.node_template else _headroom_question(args, state)
+    plans = load_plans(args.profile, args.config)
+    text, doc, page, code = ask(_profile_chooser(plans, every_pod=bool(args.profile) or not args.config))
+    print(json.dumps(doc, indent=2) if args.output == "json" else text)
+    _write_report(args, page)
+    return code
+
+
+def _nodes_question(args, state):
+    """capacity --node-template: the fewest such nodes for the batch (--pods, or the dump's pending pods)."""
+    from .capacity import nodes_needed, nodes_needed_json, nodes_needed_text
+    from .html_report import nodes_needed_page
+    from .pending import is_pending
+
+    found = load_objects(args.node_template, kinds=["Node"])
+    if len(found) != 1:
+        raise InputError(f"expected one Node, found {len(found)}", path=args.node_template)
+    if args.pods:
+        pods = _pods(args.pods, state, args.replicas)
+    else:
+        pods = [p for p in state.pods if is_pending(p)]
+        if not pods:
+            raise InputError("no pending pod in the dump; give --pods", path=", ".join(args.cluster))
+        state = state.without(pods)
+
+    def ask(profile_for):
+        result = nodes_needed(profile_for, state, pods, found[0], limit=args.max or 100)
+        return (nodes_needed_text(result), nodes_needed_json(result), lambda: nodes_needed_page(result),
+                0 if result.count is not None else 1)
+    return ask
+
+
+def _headroom_question(args, state):
+    """capacity --pod / --workload: how many more copies fit."""
+    from .capacity import DEFAULT_LIMIT, headroom, headroom_json, headroom_text
+    from .html_report import headroom_page
+
+    if args.pod:
+        unit = load_objects(args.pod, kinds=["Pod"])
+        if len(unit) != 1:
+            raise InputError(f"expected one Pod as the template, found {len(unit)}", path=args.pod)
+    else:
+        unit = _workload_units(args.workload, state)
+
+    def ask(profile_for):
+        result = headroom(profile_for, state, unit, limit=args.max or DEFAULT_LIMIT)
+        nodes = list(state.nodes)
+        return (headroom_text(result, nodes), headroom_json(result, nodes), lambda: headroom_page(result),
+                0 if result.fits else 1)
+    return ask
 
 
 def _check_state_target(out: str, clusters: list[str]) -> None:
@@ -427,6 +588,7 @@ def cmd_diff(args) -> int:
 
     if len(args.sides) != 2:
         raise InputError("name the two sides to compare: --policy and --config, twice in all (before, then after)")
+    _check_report_target(args)
     runs = []
     for how, policy in args.sides:
         is_config = how == "config" or policy.endswith((".yaml", ".yml"))
@@ -444,6 +606,11 @@ def cmd_diff(args) -> int:
     else:
         print(diff_text(before, after, found, simulate_summary(a), simulate_summary(b),
                         utilisation(state_a), utilisation(state_b)))
+
+    def page():
+        from .html_report import diff_page
+        return diff_page(args.policy[0], args.policy[1], a, b, utilisation(state_a), utilisation(state_b), found)
+    _write_report(args, page)
     return 0
 
 

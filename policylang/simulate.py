@@ -51,12 +51,15 @@ def simulate(profile_for: "Callable[[Pod], Executable | None] | dict[str, Execut
              pods: Iterable[Pod], *,
              preemption: bool = True, rng=None,
              progress: Callable[[int, int], None] | None = None,
-             into: list | None = None, percentage: "int | None" = None) -> list[Placement]:
+             into: list | None = None, percentage: "int | None" = None,
+             until: "Callable[[Placement], bool] | None" = None) -> list[Placement]:
     """Schedule ``pods`` into ``state`` (which is changed in place); one Placement per pod,
     appended to ``into`` as they are decided so an interrupted run keeps what it did.
 
     Nodes are sampled as upstream does: ``percentage`` (else the profile's
     percentage_of_nodes_to_score, else adaptive), from a start index that rotates across pods.
+    With ``until``, the batch stops after the first placement it is true of (capacity stops at
+    the first pod that does not fit).
     """
     queue = queue_order(state.with_priority(p) for p in pods)
     placements = into if into is not None else []
@@ -90,6 +93,8 @@ def simulate(profile_for: "Callable[[Pod], Executable | None] | dict[str, Execut
             placements.append(Placement(pod, decision, node, nominated, victims))
             if progress is not None:
                 progress(i + 1, len(queue))
+            if until is not None and until(placements[-1]):
+                break
     return placements
 
 

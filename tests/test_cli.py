@@ -372,3 +372,22 @@ def test_lsp_without_pygls_is_an_input_error_naming_the_extra(capsys, monkeypatc
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pygls" else real(name, *a))
     assert main(["lsp"]) == 2
     assert "pip install 'policylang[lsp]'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [
+    ["whatif", "--cluster", "examples/zones.yaml", "--event", "drain node-b1"],
+    ["capacity", "--cluster", "examples/zones.yaml", "--pod", "examples/pods/web.yaml", "--max", "2"],
+    ["simulate", "--cluster", "examples/cluster.yaml", "--pods", "examples/pods/web.yaml"],
+])
+def test_a_report_that_cannot_be_written_fails_before_any_work(capsys, tmp_path, monkeypatch, argv):
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)
+    code, out, err = run(capsys, *argv, "--report", str(tmp_path / "missing" / "r.html"))
+    assert code == 2 and out == "" and "r.html" in err
+
+
+def test_whatif_and_capacity_exit_codes(capsys, monkeypatch):
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)
+    assert run(capsys, "whatif", "--cluster", "examples/zones.yaml", "--event", "drain node-b1")[0] == 0
+    assert run(capsys, "whatif", "--cluster", "examples/zones.yaml", "--event", "remove zone=eu-west-1a")[0] == 1
+    assert run(capsys, "capacity", "--cluster", "examples/zones.yaml", "--pod", "examples/pods/too-big.yaml")[0] == 1
+

@@ -34,25 +34,28 @@ DAEMON_HOST_NETWORK_TOLERATION = ("node.kubernetes.io/network-unavailable", "NoS
 MAX_WORKLOAD_PODS = 100_000
 
 
-def read_pods_and_workloads(path: str | Path, replicas: int | None, state) -> tuple[list, list]:
+def read_pods_and_workloads(path: str | Path, replicas: int | None, state,
+                            max_pods: int = MAX_WORKLOAD_PODS, plain_pods: bool = True) -> tuple[list, list]:
     """The Pods in ``path`` and one Pod per replica of each workload there (``replicas``
     overrides the manifests' counts), in the files' order; the controllers that own them. A
     StatefulSet's volumeClaimTemplates become the claims its controller would make, added to
     ``state`` unless they exist; a DaemonSet makes a pod for each node of ``state`` its
-    controller would run one on."""
+    controller would run one on. More than ``max_pods`` pods in all is an input error, before any
+    is made. Without ``plain_pods``, only workloads are read."""
     pods, owners = [], []
     for file, index, raw in _documents(Path(path)):
         kind = raw.get("kind")
-        if kind == "Pod":
+        if kind == "Pod" and plain_pods:
             pods.append(structure_object(raw, file, index))
         elif kind in WORKLOADS:
-            made, owner = _expand(raw, file, index, replicas, state, MAX_WORKLOAD_PODS - len(pods))
+            made, owner = _expand(raw, file, index, replicas, state, max_pods, len(pods))
             pods += made
             owners += owner
     return pods, owners
 
 
-def _expand(raw: dict, file: str, index: int, replicas: int | None, state, room: int) -> tuple[list, list]:
+def _expand(raw: dict, file: str, index: int, replicas: int | None, state, max_pods: int,
+            made: int) -> tuple[list, list]:
     kind, meta = raw["kind"], _mapping(raw.get("metadata"))
     spec = _mapping(raw.get("spec"))
     name = meta.get("name") or f"{kind.lower()}-{index}"
@@ -83,9 +86,9 @@ def _expand(raw: dict, file: str, index: int, replicas: int | None, state, room:
     if kind == "DaemonSet":
         return _daemon_pods(name, pod_spec, pod, state), owners
     count = replicas if replicas is not None else _count(kind, spec, where)
-    if count > room:
-        raise InputError(f"{count} replicas would make more than the {MAX_WORKLOAD_PODS} pods one run expands "
-                         f"workloads into (give fewer with --replicas)", **where)
+    if made + count > max_pods:
+        raise InputError(f"{count} replicas would make more than the {max_pods} pods one run expands workloads "
+                         f"into (give fewer with --replicas)", **where)
     if kind == "StatefulSet":
         # Pods by ordinal, each mounting its own claims (pkg/controller/statefulset/stateful_set_utils.go).
         templates = spec.get("volumeClaimTemplates") or []
