@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
         print(err.render(), file=sys.stderr)
         return 2
     except InputError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(err.render(), file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
@@ -426,7 +426,7 @@ def cmd_fmt(args) -> int:
         try:
             text, newline = read_source(path)
         except InputError as err:
-            print(f"error: {err}", file=sys.stderr)
+            print(err.render(), file=sys.stderr)
             broken = True
             continue
         try:
@@ -447,7 +447,7 @@ def cmd_fmt(args) -> int:
             try:
                 write_atomic(path, formatted, newline)
             except InputError as err:
-                print(f"error: {err}", file=sys.stderr)
+                print(err.render(), file=sys.stderr)
                 broken = True
                 continue
             print(f"reformatted {path}")

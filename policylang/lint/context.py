@@ -10,7 +10,7 @@ import attrs
 from .. import ast
 from ..check import Checked
 from ..program import Program
-from .yaml_source import Y
+from ..yaml_source import Y
 
 WORKLOAD_KINDS = ("Pod", "Deployment", "StatefulSet", "Job", "CronJob", "DaemonSet", "ReplicaSet")
 

@@ -20,7 +20,7 @@ from .context import WORKLOAD_KINDS, ConfigContext, ManifestContext, Options, Sc
 from .model import Finding, Rule
 from .sched_ast import decl_exprs, walk
 from .settings import settings_for, settings_for_dir
-from .yaml_source import documents
+from ..yaml_source import documents
 
 YAML_SUFFIXES = (".yaml", ".yml")
 MAX_FIX_ROUNDS = 10
@@ -83,7 +83,7 @@ def lint(paths: list[str], selection: Selection | None = None, options: Options 
             try:
                 text, newline = read_source(path)
             except InputError as err:
-                result.input_errors.append(f"error: {err}")
+                result.input_errors.append(err.render())
                 continue
             if fix:
                 text = _fix(path, text, newline, rules, options, external, result)
@@ -154,7 +154,7 @@ def _fix(path, text, newline, rules, options, external, result: Result) -> str:
         try:
             write_atomic(path, text, newline)
         except InputError as err:
-            result.input_errors.append(f"error: {err}")
+            result.input_errors.append(err.render())
             return text
         result.fixed.append(path)
     return text
@@ -188,7 +188,7 @@ def _lint_yaml(path: str, explicit: bool, rules, options, result: Result) -> Non
         docs = documents(path, text)
     except InputError as err:
         if explicit:
-            result.input_errors.append(f"error: {err}")
+            result.input_errors.append(err.render())
         else:
             result.notes.append(f"skipped {path}: not valid YAML")
         return
@@ -223,7 +223,7 @@ def _config_problem(path: str, doc, findings) -> str | None:
         for i, p in enumerate(profiles.value if profiles is not None and profiles.is_seq else []):
             profile_source(p if isinstance(p, dict) else {}, i, path, pct.scalar if pct is not None else None)
     except InputError as err:
-        return f"error: {err}"
+        return err.render()
     return None
 
 

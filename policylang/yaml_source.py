@@ -8,9 +8,9 @@ from typing import Iterator
 import yaml
 from yaml.constructor import SafeConstructor
 
-from ..diagnostics import InputError
-from ..inputs import MAX_DEPTH, check_node_graph
-from ..source import Span
+from .diagnostics import InputError
+from .inputs import MAX_DEPTH, check_node_graph
+from .source import Span
 
 
 class Y:
