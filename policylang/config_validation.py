@@ -128,6 +128,9 @@ def _plugins(plugins: dict, path: str) -> Iterator[Problem]:
         for j, plugin in enumerate(block.get("enabled") or []):
             at = f"{path}.{point}.enabled[{j}]"
             name = plugin.get("name", "")
+            if not name:
+                yield f"{at}.name", E.required()
+                continue
             if name in REMOVED_PLUGINS:
                 if point != "multiPoint":
                     yield at, E.invalid(name, f'was invalid in version "{API_VERSION}" (KubeSchedulerConfiguration '
@@ -350,14 +353,16 @@ def node_resources_balanced_allocation(args: dict, path: str) -> Iterator[Proble
 
 
 def node_affinity(args: dict, path: str) -> Iterator[Problem]:
-    """nodeaffinity.NewNodeSelector / NewPreferredSchedulingTerms: each requirement parses."""
+    """nodeaffinity.NewNodeSelector / NewPreferredSchedulingTerms: each requirement parses (the
+    label requirements as NodeSelectorRequirements; the field ones on metadata.name, one value)."""
     from .cluster import model
     added = args.get("addedAffinity") or {}
     at = f"{path}.addedAffinity"
     required = added.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
     terms = [(f"{at}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]", t)
              for i, t in enumerate(required.get("nodeSelectorTerms") or [])]
-    terms += [(f"{at}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference", t.get("preference") or {})
+    # Upstream's paths for preferred terms leave out ".preference".
+    terms += [(f"{at}.preferredDuringSchedulingIgnoredDuringExecution[{i}]", t.get("preference") or {})
               for i, t in enumerate(added.get("preferredDuringSchedulingIgnoredDuringExecution") or [])]
     for term_path, term in terms:
         for j, r in enumerate(term.get("matchExpressions") or []):
@@ -365,6 +370,15 @@ def node_affinity(args: dict, path: str) -> Iterator[Problem]:
                                                 values=tuple(r.get("values") or ()))
             for sub, body in node_selector_requirement(req):
                 yield f"{term_path}.matchExpressions[{j}].{sub}", body
+        for j, r in enumerate(term.get("matchFields") or []):
+            fp = f"{term_path}.matchFields[{j}]"
+            values = r.get("values") or []
+            if len(values) != 1:
+                yield f"{fp}.values", E.invalid(values, "must have one element")
+            elif r.get("operator") not in ("In", "NotIn"):
+                yield f"{fp}.operator", E.invalid(r.get("operator", ""), "not a valid selector operator")
+            elif r.get("key") != "metadata.name":
+                yield f"{fp}.key", E.not_supported(r.get("key", ""), ("metadata.name",))
 
 
 def volume_binding(args: dict, path: str) -> Iterator[Problem]:

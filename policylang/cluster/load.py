@@ -16,6 +16,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, override
 
+from ..apierrors import go_value
 from ..diagnostics import InputError
 from ..inputs import json_document, read_text, yaml_documents
 from . import model, validation
@@ -60,20 +61,20 @@ def _make_converter(validate: bool) -> cattrs.Converter:
         # A number or a boolean where the API has a string (`value: 1` in a toleration, an
         # unquoted label value) is refused by the API server's decoding, so here too.
         if not isinstance(value, str):
-            raise ValueError(f"expected a string, got {_type_name(value)} {_short(repr(value))}")
+            raise ValueError(f"expected a string, got {_type_name(value)} {_short(go_value(value))}")
         return value
 
     def strict_int(value: Any, _type) -> int:
         # The API decodes JSON numbers only: `containerPort: "8080"` is refused, as kubectl refuses it.
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"expected an integer, got {_type_name(value)} {_short(repr(value))}")
+            raise ValueError(f"expected an integer, got {_type_name(value)} {_short(go_value(value))}")
         if not INT64_MIN <= value <= INT64_MAX:
             raise ValueError(f"integer {_short(str(value))} is out of range (a 64-bit integer in the API)")
         return value
 
     def strict_bool(value: Any, _type) -> bool:
         if not isinstance(value, bool):
-            raise ValueError(f"expected true or false, got {value!r}")
+            raise ValueError(f"expected true or false, got {_type_name(value)} {_short(go_value(value))}")
         return value
 
     conv.register_structure_hook(str, strict_str)

@@ -53,6 +53,9 @@ class ConfigContext:
     text: str
     doc: Y
     options: Options
+    # The configuration is YAML text held in a ConfigMap's data key: its spans were moved to the
+    # file's lines, but its offsets are the embedded text's, so no fix edits it.
+    embedded: bool = False
 
 
 @attrs.define

@@ -42,7 +42,11 @@ def text(result: Result) -> str:
         summary = f"no findings, but {len(result.input_errors)} input error{'s' if len(result.input_errors) != 1 else ''} " \
                   f"(above): not every file was linted"
     else:
-        summary = f"no problems found in {result.files} file{'s' if result.files != 1 else ''}"
+        summary = f"no problems found in {result.linted} file{'s' if result.linted != 1 else ''}"
+    if result.skipped:
+        # A skipped file was not linted: said in the summary, so "no problems" is never read as "all clean".
+        n = len(result.skipped)
+        summary += f"; {n} file{'s' if n != 1 else ''} skipped, not linted (see the notes above)"
     if result.fixed:
         summary += f"; fixed {len(result.fixed)} file{'s' if len(result.fixed) != 1 else ''}"
     return "\n\n".join(blocks + [summary]) + "\n"
@@ -58,6 +62,7 @@ def as_json(result: Result) -> str:
             "notes": list(f.notes), "fixable": bool(f.edits)} for f, rule in result.findings],
         "fixed": result.fixed,
         "files": result.files,
+        "skipped": [{"path": path, "reason": reason} for path, reason in result.skipped],
     }
     return json.dumps(doc, indent=2) + "\n"
 
