@@ -335,6 +335,7 @@ def _check_state_target(out: str, clusters: list[str]) -> None:
 
 
 def cmd_diff(args) -> int:
+    from .config import is_configuration
     from .diff import changes, diff_json, diff_text
     from .report import simulate_summary, utilisation
     from .simulate import simulate
@@ -344,7 +345,9 @@ def cmd_diff(args) -> int:
     pods = _pods(args.pods)
     runs = []
     for policy in args.policy:
-        is_config = policy.endswith((".yaml", ".yml"))
+        # A KubeSchedulerConfiguration is known by what it holds (YAML or JSON, alone, among other
+        # documents or in a ConfigMap), not by its file name.
+        is_config = not policy.endswith(".sched") and Path(policy).is_file() and is_configuration(policy)
         plans = load_plans(None if is_config else policy, policy if is_config else None)
         state = load_cluster(args.cluster)
         placements = simulate(_profile_chooser(plans, every_pod=not is_config), state, pods,

@@ -118,7 +118,8 @@ def profile_source(profile: dict, index: int, config: Configuration, lines: dict
     if not _PROFILE_NAME.fullmatch(scheduler_name):
         # It becomes the name in `profile NAME {`: never text that could end the line.
         raise config.error(f"{where}.schedulerName",
-                           f"policylang cannot name a profile {scheduler_name!r} (letters, digits, '_', '.', '-')")
+                           f"not a valid scheduler name here: {scheduler_name!r} (a policylang profile name has "
+                           "letters, digits, '_', '.' and '-')")
     plugins = profile.get("plugins") or {}
     multipoint = _merge(_Set(list(registry.default_plugins()), set()), _plugin_set(plugins.get("multiPoint")))
     points = {p: _plugin_set(plugins.get(p)) for p in POINTS}

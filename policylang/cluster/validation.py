@@ -19,7 +19,6 @@ from typing import Callable, Iterator
 
 from .. import apierrors as E
 from . import model
-from .quantity import Quantity
 from .selectors import label_key_errors, label_value_errors
 
 Problem = tuple[str, str]
@@ -188,7 +187,7 @@ def container_port(p: model.ContainerPort) -> Iterator[Problem]:
 def _quantities(resources: dict, path: str) -> Iterator[Problem]:
     """ValidateResourceQuantityValue: a request or limit is not negative."""
     for name, q in resources.items():
-        if isinstance(q, Quantity) and q < Quantity(0):
+        if q.nanos < 0:
             yield f"{path}[{name!r}]", E.invalid(str(q), "must be greater than or equal to 0")
 
 
