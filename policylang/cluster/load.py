@@ -206,6 +206,18 @@ def structure_object(raw: dict, file: str, index: int = 0, validate: bool = True
     return _apply_defaults(obj)
 
 
+def problems(raw: dict) -> list[tuple[str | None, str]]:
+    """Every (field, message) the API server would refuse in one object, not only the first
+    (lint reports them all)."""
+    kind = raw["kind"]
+    raw = _prepare(kind, {k: v for k, v in raw.items() if v is not None})
+    try:
+        VALIDATING.structure(raw, KINDS[kind])
+    except (cattrs.BaseValidationError, ValueError, TypeError) as err:
+        return [(None if path == "(object)" else path, str(e)) for path, e in _leaves(err)]
+    return []
+
+
 def _check_names(kind: str, raw: dict, file: str, index: int) -> None:
     """What the API server would never store: control characters in a name (they would reach
     the terminal raw)."""

@@ -187,22 +187,18 @@ _COVERED = ("tolerations[", ".maxSkew", ".weight")
 
 @INVALID_POD_FIELD.on("manifest")
 def _invalid_pod_field(ctx):
-    from ...cluster.load import structure_object
+    from ...cluster.load import problems
     from ...cluster.locate import node_at
-    from ...diagnostics import InputError
     from ...yaml_source import Y
     template = ctx.template
-    if template is None or not template.is_map:
-        return
-    raw = template.value
+    raw = template.value if template is not None and template.is_map else None
     if not isinstance(raw, dict):
         return
     meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
     pod = {"kind": "Pod", "metadata": {**meta, "name": "lint"}, "spec": raw.get("spec") or {}}
-    try:
-        structure_object(pod, ctx.path)
-    except InputError as err:
-        if err.field is None or any(c in err.field for c in _COVERED):
-            return
-        where = Y(node_at(template.node, err.field), ctx.path)
-        yield INVALID_POD_FIELD.finding(f"{err.field}: {err.message}", where.value_span)
+    for field, message in problems(pod):
+        # The other rules judge those fields' values, not their types.
+        if field is None or (any(c in field for c in _COVERED) and not message.startswith("expected")):
+            continue
+        where = Y(node_at(template.node, field), ctx.path)
+        yield INVALID_POD_FIELD.finding(f"{field}: {message}", where.value_span)
