@@ -225,6 +225,13 @@ def test_helm_templates_are_skipped_with_the_reason_never_an_error(capsys, tmp_p
     code, out, _ = run(capsys, "--format", "json", template)
     assert json.loads(out)["skipped"] == [{"path": str(template), "reason": "Helm template: not YAML until rendered "
                                                                            "(lint the output of `helm template`)"}]
+    code, out, _ = run(capsys, "--format", "sarif", template)
+    doc = json.loads(out)
+    jsonschema.validate(doc, json.loads((FIXTURES / "sarif-2.1.0.schema.json").read_text()))
+    [note] = doc["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert note["message"]["text"].startswith("skipped, not linted: Helm template")
+    code, out, _ = run(capsys, "--format", "github", template)
+    assert out.startswith(f"::notice file={template},title=skipped::not linted: Helm template")
 
 
 @pytest.mark.parametrize("name", ["S115_bad.yaml", "S116_bad.yaml"])

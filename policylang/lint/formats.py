@@ -108,8 +108,14 @@ def sarif(result: Result) -> str:
             "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(f.span.path)},
                                                 "region": region}}],
         })
-    doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0",
-           "runs": [{"tool": {"driver": driver}, "results": results, "columnKind": "unicodeCodePoints"}]}
+    run = {"tool": {"driver": driver}, "results": results, "columnKind": "unicodeCodePoints"}
+    if result.skipped:
+        # Files not linted, as the tool's notifications: code scanning shows them beside the results.
+        run["invocations"] = [{"executionSuccessful": True, "toolExecutionNotifications": [
+            {"level": "note", "message": {"text": f"skipped, not linted: {reason}"},
+             "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(path)}}}]}
+            for path, reason in result.skipped]}]
+    doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
     return json.dumps(doc, indent=2) + "\n"
 
 
@@ -130,6 +136,8 @@ def github(result: Result) -> str:
         props.append(f"title={_escape_property(f'{rule.code} {rule.name}')}")
         message = f.message + "".join(f"\n{n}" for n in f.notes)
         lines.append(f"::{GITHUB_COMMAND[rule.severity]} {','.join(props)}::{_escape_data(message)}")
+    for path, reason in result.skipped:
+        lines.append(f"::notice file={_escape_property(path)},title=skipped::{_escape_data(f'not linted: {reason}')}")
     return "".join(line + "\n" for line in lines)
 
 
