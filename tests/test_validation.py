@@ -47,3 +47,11 @@ def test_upstream_plugin_tables_may_build_what_the_api_server_refuses():
     assert structure_object(raw, "<case>", validate=False).spec.affinity.pod_affinity is not None
     with pytest.raises(InputError, match="topologyKey: Required value: can not be empty"):
         structure_object(raw, "<case>")
+
+
+def test_int_or_string_fields_take_a_number_or_a_string(tmp_path):
+    path = tmp_path / "pdb.yaml"
+    path.write_text("kind: PodDisruptionBudget\nmetadata: {name: p}\nspec: {minAvailable: 2}\n---\n"
+                    "kind: PodDisruptionBudget\nmetadata: {name: q}\nspec: {maxUnavailable: 50%}\n")
+    p, q = load_objects(path)
+    assert (p.spec.min_available, q.spec.max_unavailable) == (2, "50%")

@@ -10,7 +10,7 @@ import contextlib
 import gc
 import os
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Optional
 
 import attrs
 import cattrs
@@ -77,6 +77,16 @@ def _make_converter(validate: bool) -> cattrs.Converter:
             raise ValueError(f"expected true or false, got {_type_name(value)} {_short(go_value(value))}")
         return value
 
+    def int_or_string(value: Any, _type) -> int | str:
+        if isinstance(value, str):
+            return value
+        return strict_int(value, int) if isinstance(value, int) and not isinstance(value, bool) else _not_int_or_string(value)
+
+    def _not_int_or_string(value: Any):
+        raise ValueError(f"expected an integer or a string, got {_type_name(value)} {_short(go_value(value))}")
+
+    conv.register_structure_hook(model.IntOrString, int_or_string)
+    conv.register_structure_hook(Optional[model.IntOrString], int_or_string)   # nulls are dropped before
     conv.register_structure_hook(str, strict_str)
     conv.register_structure_hook(int, strict_int)
     conv.register_structure_hook(bool, strict_bool)
