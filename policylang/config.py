@@ -236,8 +236,8 @@ def _from_config_map(doc: Y, text: str, path: str) -> list[tuple[Y, str]]:
         try:
             inner = [d for d in _compose(value.scalar, path) if _kind(d) == "KubeSchedulerConfiguration"]
         except InputError as err:
-            raise InputError(f"data key {key!r}: {err.message}", path=path, line=value.span.line,
-                             column=value.span.column) from None
+            raise InputError(f"data key {key!r}: {err.message} (lines counted in the key's text)", path=path,
+                             line=value.span.line, column=value.span.column) from None
         for d in inner:
             start = value.node.start_mark
             if value.node.style in ("|", ">"):

@@ -13,6 +13,7 @@ from ..check import check
 from ..diagnostics import InputError, PolicyError
 from ..inputs import read_source
 from ..program import load_program
+from ..source import Span
 from ..write import write_atomic
 from . import edits, suppress
 from .catalogue import all_rules, get
@@ -254,8 +255,11 @@ def _yaml_findings(path: str, text: str, docs, rules, options) -> list[Finding]:
         elif kind == "ConfigMap":
             try:
                 held = _from_config_map(doc, text, path)
-            except InputError:
+            except InputError as err:   # the data key's text is not YAML: kube-scheduler cannot read it
                 held = []
+                if any(r.code == "S117" for r in rules):
+                    span = Span(path, err.line or 1, err.column or 1, err.line or 1, (err.column or 1) + 1)
+                    findings.append(get("S117").finding(err.message, span))
             contexts = [(ConfigContext(path, text, d, options, embedded=True), "config") for d, _ in held]
         elif kind in WORKLOAD_KINDS:
             contexts = [(ManifestContext(path, text, doc, kind, options), "manifest")]
