@@ -214,7 +214,8 @@ def _decode(y: Y, t, path: str, out: Decoded, arg_types: dict):
         if not y.is_seq:
             out.problems.append(Problem(path, y.value_span, f"expected a list, got {_go_type(y.value)}"))
             return None
-        return [_decode(item, t.item, f"{path}[{i}]", out, arg_types) for i, item in enumerate(y)]
+        items = [_decode(item, t.item, f"{path}[{i}]", out, arg_types) for i, item in enumerate(y)]
+        return [_zero(t.item) if v is None else v for v in items]   # a null item is Go's zero value
     if isinstance(t, MapOf):
         if not y.is_map:
             out.problems.append(Problem(path, y.value_span, f"expected an object, got {_go_type(y.value)}"))
@@ -243,6 +244,14 @@ def _decode(y: Y, t, path: str, out: Decoded, arg_types: dict):
             out.spans[field_path] = child.value_span
             value[key] = _plugin_args(child, value.get("name"), field_path, out, arg_types)
     return {k: v for k, v in value.items() if v is not None}
+
+
+def _zero(t):
+    if isinstance(t, (Obj, MapOf)):
+        return {}
+    if isinstance(t, ListOf):
+        return []
+    return {"string": "", "duration": "0s", "bool": False}.get(getattr(t, "name", ""), 0)
 
 
 def _plugin_args(y: Y, name, path: str, out: Decoded, arg_types: dict):

@@ -169,3 +169,52 @@ def test_a_configuration_error_never_points_into_the_generated_source(tmp_path):
         load_plans(config=str(path))
     assert ".sched" not in str(err.value)
     assert str(err.value).startswith(f"{path}:11:15: ")
+
+
+# ---- hostile or odd input: an InputError, never a traceback ------------------------------------------
+
+from hypothesis import example, given, settings, strategies as st  # noqa: E402
+
+from policylang.config_schema import CONFIGURATION, Args, ListOf, Obj, plugin_args  # noqa: E402
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2**40, 2**40), st.floats(allow_nan=False),
+                     st.sampled_from(["", "*", "MostAllocated", "System", "List", "10s", "-1s", "NodeResourcesFit",
+                                      "default-scheduler", "DoNotSchedule", "zone", "x y"]))
+
+
+def _values(schema, depth=0):
+    """Values shaped like the schema most of the time (so many reach validation and the generated
+    source), anything some of the time."""
+    if depth > 6:
+        return _SCALARS
+    if isinstance(schema, Obj):
+        keys = st.sampled_from(sorted(schema.fields) + ["typo"])
+        pairs = keys.flatmap(lambda k: st.tuples(st.just(k), _field(schema, k, depth)))
+        return st.one_of(_SCALARS, st.lists(pairs, max_size=4).map(dict))
+    if isinstance(schema, ListOf):
+        return st.one_of(_SCALARS, st.lists(_values(schema.item, depth + 1), max_size=3))
+    return _SCALARS
+
+
+def _field(schema: Obj, key: str, depth: int):
+    t = schema.fields.get(key)
+    if isinstance(t, Args):
+        return st.one_of(*(_values(a, depth + 1) for a in plugin_args().values()))
+    return _values(t, depth + 1) if t is not None else _SCALARS
+
+
+@settings(max_examples=60, deadline=None)
+@given(_values(CONFIGURATION))
+@example({"profiles": [None]})     # a null list item is Go's zero value: an empty profile
+def test_any_configuration_is_read_or_refused_with_an_input_error(tmp_path_factory, value):
+    import yaml
+    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+           **(value if isinstance(value, dict) else {"profiles": value})}
+    path = tmp_path_factory.mktemp("cfg") / "config.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    try:
+        read_configuration(path)
+    except InputError as err:
+        assert err.render().startswith(f"error: {path}")
+        return
+    assert load_plans(config=str(path))     # what is read compiles: its generated source checks
