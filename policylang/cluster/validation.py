@@ -2,7 +2,9 @@
 pkg/apis/core/validation/validation.go (validateTolerations, validateNodeTaints,
 ValidateNodeSelectorRequirement, validatePreferredSchedulingTerms, validatePodAffinityTerm,
 validateTopologySpreadConstraints, validateContainerPorts, ValidateResourceQuantityValue) and
-apimachinery's metav1 validation (ValidateLabels, ValidateLabelSelector), with their texts.
+apimachinery's metav1 validation (ValidateLabels, ValidateLabelSelector), with their texts; and,
+for the other kinds the stdlib reads, their enums (access, volume and binding modes, preemption
+policies) and a Service's selector.
 
 ``CHECKS`` maps a model class to the checks of one of its objects: each check takes the typed
 object (just decoded) and yields ``(path, body)``, the path relative to the object in the API's
@@ -208,6 +210,46 @@ def pod_spec(s: model.PodSpec) -> Iterator[Problem]:
         yield "preemptionPolicy", E.not_supported(s.preemption_policy, PREEMPTION_POLICIES)
 
 
+ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")   # sets.List: sorted
+VOLUME_MODES = ("Block", "Filesystem")
+VOLUME_BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
+
+
+def _access_modes(modes, path: str) -> Iterator[Problem]:
+    for mode in modes:
+        if mode not in ACCESS_MODES:
+            yield path, E.not_supported(mode, ACCESS_MODES)
+
+
+def claim_spec(s: model.PersistentVolumeClaimSpec) -> Iterator[Problem]:
+    """ValidatePersistentVolumeClaimSpec: access modes and the volume mode are enums."""
+    yield from _access_modes(s.access_modes, "accessModes")
+    if s.volume_mode is not None and s.volume_mode not in VOLUME_MODES:
+        yield "volumeMode", E.not_supported(s.volume_mode, VOLUME_MODES)
+
+
+def volume_spec(s: model.PersistentVolumeSpec) -> Iterator[Problem]:
+    yield from _access_modes(s.access_modes, "accessModes")
+    if s.volume_mode is not None and s.volume_mode not in VOLUME_MODES:
+        yield "volumeMode", E.not_supported(s.volume_mode, VOLUME_MODES)
+
+
+def storage_class(c: model.StorageClass) -> Iterator[Problem]:
+    """ValidateStorageClass: the volume binding mode is an enum."""
+    if c.volume_binding_mode is not None and c.volume_binding_mode not in VOLUME_BINDING_MODES:
+        yield "volumeBindingMode", E.not_supported(c.volume_binding_mode, VOLUME_BINDING_MODES)
+
+
+def service_spec(s: model.ServiceSpec) -> Iterator[Problem]:
+    """ValidateService: the selector is a label map."""
+    yield from _labels(s.selector, "selector")
+
+
+def priority_class(c: model.PriorityClass) -> Iterator[Problem]:
+    if c.preemption_policy not in PREEMPTION_POLICIES:
+        yield "preemptionPolicy", E.not_supported(c.preemption_policy, PREEMPTION_POLICIES)
+
+
 CHECKS: dict[type, Callable[[object], Iterator[Problem]]] = {
     model.ObjectMeta: object_meta,
     model.Toleration: toleration,
@@ -222,6 +264,11 @@ CHECKS: dict[type, Callable[[object], Iterator[Problem]]] = {
     model.ContainerPort: container_port,
     model.ResourceRequirements: resource_requirements,
     model.PodSpec: pod_spec,
+    model.PersistentVolumeClaimSpec: claim_spec,
+    model.PersistentVolumeSpec: volume_spec,
+    model.StorageClass: storage_class,
+    model.ServiceSpec: service_spec,
+    model.PriorityClass: priority_class,
 }
 
 
