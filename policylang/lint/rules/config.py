@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from ...config import API_VERSIONS, POINTS
+from ...config import API_VERSIONS, POINTS, REMOVED_VERSIONS
 from ...plugins import registry
 from ..edits import Text
 from ..model import Edit
@@ -205,7 +205,8 @@ def _api_version(ctx):
     version = ctx.doc.get("apiVersion")
     value = version.scalar if version is not None else None
     if value not in API_VERSIONS:
-        yield API_VERSION.finding(f"apiVersion {value!r} is not read by current kube-scheduler",
+        removed = f" (removed in Kubernetes {REMOVED_VERSIONS[value]})" if value in REMOVED_VERSIONS else ""
+        yield API_VERSION.finding(f"apiVersion {value!r} is not read by current kube-scheduler{removed}",
                                   (version or ctx.doc).span, f"help: use {API_VERSIONS[0]}")
 
 
