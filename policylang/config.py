@@ -208,15 +208,17 @@ def _kind(doc: Y):
 def _shift(node: yaml.Node, lines: int, columns: int) -> None:
     """Move the marks of a document composed from a ConfigMap's value to where that value's
     text stands in the file (a block scalar: `lines` below, `columns` to the right)."""
-    stack, seen = [node], set()
+    stack, seen, moved = [node], set(), set()
     while stack:
         n = stack.pop()
         if id(n) in seen:
             continue
         seen.add(id(n))
-        for mark in {id(m): m for m in (n.start_mark, n.end_mark)}.values():
-            mark.column += columns
-            mark.line += lines
+        for mark in (n.start_mark, n.end_mark):
+            if id(mark) not in moved:     # nodes may share a mark: move each once
+                moved.add(id(mark))
+                mark.column += columns
+                mark.line += lines
         if isinstance(n, yaml.MappingNode):
             stack += [x for pair in n.value for x in pair]
         elif isinstance(n, yaml.SequenceNode):
@@ -240,7 +242,7 @@ def _from_config_map(doc: Y, text: str, path: str) -> list[tuple[Y, str]]:
                              line=value.span.line, column=value.span.column) from None
         for d in inner:
             start = value.node.start_mark
-            if value.node.style in ("|", ">"):
+            if value.node.style == "|":     # literal: the text's lines are the file's lines
                 body = text.splitlines()[start.line + 1:]
                 first = next((ln for ln in body if ln.strip()), "")
                 _shift(d.node, start.line + 1, len(first) - len(first.lstrip(" ")))
