@@ -18,10 +18,12 @@ __all__ = ["load_program", "check", "compile_profile", "compile_all", "Executabl
            "load_cluster", "load_objects", "stdlib_dir", "load_plans"]
 
 
-def load_plans(profile: str | None = None, config: str | None = None, base=None) -> dict:
+def load_plans(profile: str | None = None, config: str | None = None, base=None, alone: bool = False) -> dict:
     """Plans by profile name: from a KubeSchedulerConfiguration file, a .sched file's
     profiles, a stdlib profile by name, or the stdlib default profile. A profile file's
-    imports and uses stay under ``base`` (default: its own directory) and the stdlib."""
+    imports and uses stay under ``base`` (default: its own directory) and the stdlib.
+    A .sched file without a profile is an error, or with ``alone`` a profile of its policy alone
+    (``plan FILE``)."""
     from pathlib import Path
 
     if config is not None:
@@ -36,7 +38,21 @@ def load_plans(profile: str | None = None, config: str | None = None, base=None)
                 raise InputError(f"no profile named '{profile}' (the stdlib has: {', '.join(sorted(plans))})")
             return {profile: plans[profile]}
         return plans
-    return compile_all(check(load_program(profile, base=base)))
+    program = load_program(profile, base=base)
+    plans = compile_all(check(program))
+    if plans:
+        return plans
+    from .diagnostics import InputError
+    policy = program.root_module.policy
+    if policy is None:
+        raise InputError("no profile and no policy here: nothing to schedule with", path=profile)
+    use = f'use "./{Path(profile).name}"'
+    if not alone:
+        raise InputError(f"no profile here, only policy {policy.name}: name a file with a profile, or put it in one "
+                         f"(`profile NAME {{ ... {use} }}`)", path=profile)
+    text = f"profile {policy.name} {{\n    {use}\n}}\n"
+    own = Path(profile).parent
+    return compile_all(check(load_program(own / f"{policy.name} (alone).sched", text=text, base=base or own)))
 
 
 def _config_plans(path: str) -> dict:

@@ -65,11 +65,13 @@ class Program:
         return [(path, p) for path, m in self.modules.items() for p in m.of_type(ast.Profile)]
 
 
-def load_program(path: str | Path | None = None, text: str | None = None, base: str | Path | None = None) -> Program:
+def load_program(path: str | Path | None = None, text: str | None = None, base: str | Path | None = None,
+                 parsed: ast.Module | None = None) -> Program:
     """Parse ``path`` (or ``text``) and everything it reaches; raises PolicyError.
 
     Imports and uses reach only files under ``base`` (default: the directory of ``path``, or
-    the working directory for bare text), the stdlib and the roots `allowed_roots` adds."""
+    the working directory for bare text), the stdlib and the roots `allowed_roots` adds.
+    ``parsed``: the root's text already parsed (the language server parses as it edits)."""
     root = str(path) if path is not None else "<input>"
     if base is None:
         base = Path(root).parent if path is not None else Path.cwd()
@@ -77,7 +79,7 @@ def load_program(path: str | Path | None = None, text: str | None = None, base: 
     if text is None and not root.endswith(".sched"):
         raise PolicyError([Diagnostic("P063", "not a .sched policy file", _file_span(root))])
     diagnostics: list[Diagnostic] = []
-    _load(program, root, text, diagnostics, stack=())
+    _load(program, root, text, diagnostics, stack=(), parsed=parsed)
     if diagnostics:
         raise PolicyError(diagnostics, program.sources)
     return program
@@ -123,14 +125,15 @@ def _file_span(path: str):
     return Span(path, 0, 0, 0, 0)
 
 
-def _load(program: Program, path: str, text: str | None, diagnostics: list, stack: tuple) -> None:
+def _load(program: Program, path: str, text: str | None, diagnostics: list, stack: tuple,
+          parsed: ast.Module | None = None) -> None:
     if path in program.modules:
         return
     if text is None:
         text = _read(path)
     program.sources[path] = text
     try:
-        module = parse(text, path)
+        module = parsed if parsed is not None else parse(text, path)
     except PolicyError as err:
         diagnostics.extend(err.diagnostics)
         return

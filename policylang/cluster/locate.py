@@ -8,6 +8,7 @@ object found by its position among the file's objects, as ``load._documents`` co
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Iterator
 
@@ -66,6 +67,8 @@ def _objects(node: yaml.Node | None) -> Iterator[yaml.MappingNode]:
 def locate(file: str, index: int, field: str | None) -> tuple[int, int] | None:
     """(line, column), 1-based, of the field of the file's index-th object; None when the file
     cannot be composed again (then the error keeps its file, object and field)."""
+    if not os.path.isfile(file):
+        return None     # standard input (read once) or a file gone since: the error keeps the rest
     try:
         text = read_text(file)
         documents = yaml.compose_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
