@@ -27,8 +27,7 @@ def load_plans(profile: str | None = None, config: str | None = None, base=None,
     from pathlib import Path
 
     if config is not None:
-        from .config import config_source
-        return compile_all(check(load_program(f"{config}.sched", text=config_source(config))))
+        return _config_plans(config)
 
     if profile is None or not (profile.endswith(".sched") or Path(profile).is_file()):
         checked = check(load_program(stdlib_dir() / "default.sched"))
@@ -54,3 +53,23 @@ def load_plans(profile: str | None = None, config: str | None = None, base=None,
     text = f"profile {policy.name} {{\n    {use}\n}}\n"
     own = Path(profile).parent
     return compile_all(check(load_program(own / f"{policy.name} (alone).sched", text=text, base=base or own)))
+
+
+def _config_plans(path: str) -> dict:
+    """A KubeSchedulerConfiguration's plans. Its generated .sched text should always check, as the
+    configuration was validated; if it does not, the error points into the user's file (the
+    line of the plugin's args), never into the generated text."""
+    from .config import configuration_source, read_configuration
+    from .diagnostics import InputError, InputErrors, PolicyError
+
+    config = read_configuration(path)
+    text, lines = configuration_source(config)
+    try:
+        return compile_all(check(load_program(f"{path}.sched", text=text)))
+    except PolicyError as err:
+        errors = []
+        for d in err.diagnostics:
+            span = lines.get(d.span.line) if d.span.path == f"{path}.sched" else None
+            errors.append(InputError(d.message, path=path, obj=config.obj, line=span.line if span else None,
+                                     column=span.column if span else None))
+        raise InputErrors(errors) from None

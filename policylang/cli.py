@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         print(err.render(), file=sys.stderr)
         return 2
     except InputError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(err.render(), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
@@ -582,6 +582,7 @@ def _check_state_target(out: str, clusters: list[str]) -> None:
 
 
 def cmd_diff(args) -> int:
+    from .config import is_configuration
     from .diff import changes, diff_json, diff_text
     from .report import simulate_summary, utilisation
     from .simulate import simulate
@@ -591,7 +592,10 @@ def cmd_diff(args) -> int:
     _check_report_target(args)
     runs = []
     for how, policy in args.sides:
-        is_config = how == "config" or policy.endswith((".yaml", ".yml"))
+        # A KubeSchedulerConfiguration is known by what it holds (YAML or JSON, alone, among other
+        # documents or in a ConfigMap), not by its file name.
+        is_config = how == "config" or (not policy.endswith(".sched") and Path(policy).is_file()
+                                        and is_configuration(policy))
         plans = load_plans(None if is_config else policy, policy if is_config else None)
         state = load_cluster(args.cluster)
         pods = _pods(args.pods, state, args.replicas)
@@ -672,7 +676,7 @@ def cmd_fmt(args) -> int:
         try:
             text, newline = read_source(path)
         except InputError as err:
-            print(f"error: {err}", file=sys.stderr)
+            print(err.render(), file=sys.stderr)
             broken = True
             continue
         try:
@@ -693,7 +697,7 @@ def cmd_fmt(args) -> int:
             try:
                 write_atomic(path, formatted, newline)
             except InputError as err:
-                print(f"error: {err}", file=sys.stderr)
+                print(err.render(), file=sys.stderr)
                 broken = True
                 continue
             print(f"reformatted {path}")

@@ -67,13 +67,44 @@ class PolicyError(Exception):
 
 
 class InputError(Exception):
-    """Bad cluster, pod or configuration input: names the file, the object and the field."""
+    """Bad cluster, pod or configuration input: names the file (with the line and column when
+    known), the object and the field."""
 
-    def __init__(self, message: str, *, path: str | None = None, obj: str | None = None, field: str | None = None):
-        self.path, self.obj, self.field = path, obj, field
-        where = ": ".join(p for p in (path, obj) if p)
+    def __init__(self, message: str, *, path: str | None = None, obj: str | None = None, field: str | None = None,
+                 line: int | None = None, column: int | None = None):
+        self.path, self.obj, self.field, self.line, self.column = path, obj, field, line, column
+        self.message = message
+        place = f"{path}:{line}:{column}" if path and line else path
+        where = ": ".join(p for p in (place, obj) if p)
         detail = f"field {field}: {message}" if field else message
         super().__init__(f"{where}: {detail}" if where else detail)
+
+    def all(self) -> tuple["InputError", ...]:
+        return (self,)
+
+    def render(self) -> str:
+        """As the CLI prints it: one ``error: …`` line per problem."""
+        return "\n".join(f"error: {e}" for e in self.all())
+
+
+class InputErrors(InputError):
+    """Every problem found in one input (a configuration kube-scheduler would refuse for several
+    reasons is reported with all of them, as kube-scheduler reports them), in file order."""
+
+    MAX = 50
+
+    def __init__(self, errors):
+        self.errors = tuple(sorted(errors, key=lambda e: (e.line or 0, e.column or 0)))[:self.MAX]
+        first = self.errors[0]
+        super().__init__(first.message, path=first.path, obj=first.obj, field=first.field,
+                         line=first.line, column=first.column)
+        self.args = ("\n".join(str(e) for e in self.errors),)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+    def all(self) -> tuple[InputError, ...]:
+        return self.errors
 
 
 def sort_and_cap(diagnostics: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:

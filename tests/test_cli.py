@@ -99,7 +99,7 @@ def test_broken_policy_is_a_clear_error(capsys, tmp_path):
     ("kind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: lots}}\n",
      "Node n1: field status.allocatable['cpu']: quantities must match"),
     ("kind: Pod\nmetadata: {name: p1, namespace: team}\nspec:\n  containers: [{name: c, ports: [{hostPort: x}]}]\n",
-     "Pod team/p1: field spec.containers[0].ports[0].hostPort: expected an integer, got 'x'"),
+     'Pod team/p1: field spec.containers[0].ports[0].hostPort: expected an integer, got string "x"'),
     ("kind: Node\nmetadata: {name: n1}\nspec: {taints: oops}\n", "Node n1: field spec.taints"),
     ("kind: Node\nmetadata: [1, 2\n", "invalid YAML at line 3 column 1"),
     ("- just\n- a list\n", "expected a Kubernetes object"),

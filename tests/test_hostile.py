@@ -209,11 +209,11 @@ def test_alias_bombs_and_duplicate_keys_are_refused_in_every_yaml_input(capsys, 
 # ---- wrongly typed scheduler configurations ---------------------------------------------------
 
 @pytest.mark.parametrize("body, message", [
-    ("profiles: 5", "field profiles: expected a list of profiles (mappings)"),
-    ("profiles: [5]", "field profiles: expected a list of profiles (mappings)"),
-    ("profiles: [{pluginConfig: 5}]", "field profiles[0].pluginConfig: expected a list of {name, args}"),
+    ("profiles: 5", ":3:11: field profiles: expected a list, got number"),
+    ("profiles: [5]", ":3:12: field profiles[0]: expected an object (KubeSchedulerProfile), got number"),
+    ("profiles: [{pluginConfig: 5}]", "field profiles[0].pluginConfig: expected a list, got number"),
     ("profiles: [{plugins: {score: {enabled: 5}}}]", "field profiles[0].plugins.score.enabled: expected a list"),
-    ("percentageOfNodesToScore: true", "field profiles[0].percentageOfNodesToScore: must be an integer in 0..100"),
+    ("percentageOfNodesToScore: true", ":3:27: field percentageOfNodesToScore: expected int32, got bool true"),
 ])
 def test_a_wrongly_typed_scheduler_config_is_an_input_error(capsys, tmp_path, body, message):
     config = tmp_path / "config.yaml"

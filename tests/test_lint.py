@@ -199,15 +199,50 @@ def test_unreadable_inputs_exit_2(capsys, tmp_path):
     config = tmp_path / "cfg.yaml"
     config.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
                       "profiles:\n- plugins:\n    filter:\n      enabled:\n      - weight: 1\n")
-    code, _, err = run(capsys, config)
-    assert code == 2 and "each plugin needs a name" in err
+    code, out, err = run(capsys, config)
+    # A configuration kube-scheduler refuses is a finding of lint (it was read), not an input error.
+    assert code == 1 and "error[S117]: profiles[0].plugins.filter.enabled[0].name: Required value" in out
 
 
 def test_directories_skip_yaml_that_is_not_yaml(capsys, tmp_path):
-    (tmp_path / "chart.yaml").write_text("{{ .Values.broken }}: [\n")
+    (tmp_path / "broken.yaml").write_text("kind: Pod\nspec: [\n")
     (tmp_path / "notes.yaml").write_text("kind: ConfigMap\n")
     code, out, err = run(capsys, tmp_path)
-    assert code == 0 and "no problems found in 2 files" in out and "skipped" in err
+    # A file that was not linted is never counted among the files with no problems.
+    assert code == 0 and "no problems found in 1 file; 1 file skipped, not linted" in out
+    assert f"note: skipped {tmp_path / 'broken.yaml'}: not valid YAML: invalid YAML at line 3 column 1" in err
+
+
+def test_helm_templates_are_skipped_with_the_reason_never_an_error(capsys, tmp_path):
+    # As a pre-commit hook passes them: named explicitly.
+    template = tmp_path / "templates" / "deployment.yaml"
+    template.parent.mkdir()
+    template.write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n")
+    code, out, err = run(capsys, template)
+    assert code == 0
+    assert out == "no problems found in 0 files; 1 file skipped, not linted (see the notes above)\n"
+    assert err == f"note: skipped {template}: Helm template: not YAML until rendered (lint the output of `helm template`)\n"
+    code, out, _ = run(capsys, "--format", "json", template)
+    assert json.loads(out)["skipped"] == [{"path": str(template), "reason": "Helm template: not YAML until rendered "
+                                                                           "(lint the output of `helm template`)"}]
+    code, out, _ = run(capsys, "--format", "sarif", template)
+    doc = json.loads(out)
+    jsonschema.validate(doc, json.loads((FIXTURES / "sarif-2.1.0.schema.json").read_text()))
+    [note] = doc["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert note["message"]["text"].startswith("skipped, not linted: Helm template")
+    code, out, _ = run(capsys, "--format", "github", template)
+    assert out.startswith(f"::notice file={template},title=skipped::not linted: Helm template")
+
+
+@pytest.mark.parametrize("name", ["S115_bad.yaml", "S116_bad.yaml"])
+def test_fix_config_spelling(name, capsys, golden, tmp_path):
+    target = tmp_path / name
+    shutil.copy(FIXTURES / "rules" / name, target)
+    code, out, _ = run(capsys, "--fix", target)
+    assert "fixed 1 file" in out
+    golden(FIXTURES / "fixed" / name, target.read_text())
+    code, out, err = run(capsys, target)
+    assert code == 0 and err == "", out
 
 
 # ---- settings ------------------------------------------------------------------------------------------------

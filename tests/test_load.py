@@ -97,15 +97,25 @@ def test_quantities_beyond_int64_name_the_file_object_and_field(tmp_path, field,
                              "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "110", field: value}}}))
     with pytest.raises(InputError) as err:
         load_objects(f)
-    assert str(err.value).startswith(f"{f}: Node n1: field status.allocatable['{field}']: ")
+    assert str(err.value).startswith(f"{f}:1:{err.value.column}: Node n1: field status.allocatable['{field}']: ")
+    assert err.value.line == 1 and err.value.column > 1
     assert message in str(err.value)
 
 
-@pytest.mark.parametrize("value", [2**63, "9" * 5000, -(2**63) - 1])
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1])
 def test_integers_beyond_int64_are_refused(tmp_path, value):
     f = tmp_path / "p.yaml"
     f.write_text(f'{{"kind": "Pod", "metadata": {{"name": "p"}}, "spec": {{"priority": {json.dumps(value)}}}}}')
-    with pytest.raises(InputError, match=r"p.yaml: Pod p: field spec.priority: integer .* is out of range"):
+    with pytest.raises(InputError, match=r"p.yaml:1:\d+: Pod p: field spec.priority: integer .* is out of range"):
+        load_objects(f)
+
+
+def test_a_string_of_digits_is_not_an_integer(tmp_path):
+    # The API decodes JSON numbers only: "9"*5000 (or "8080") where an integer belongs is refused
+    # as a type error, not read as a number.
+    f = tmp_path / "p.yaml"
+    f.write_text(f'{{"kind": "Pod", "metadata": {{"name": "p"}}, "spec": {{"priority": "{"9" * 5000}"}}}}')
+    with pytest.raises(InputError, match=r"p.yaml:1:\d+: Pod p: field spec.priority: expected an integer, got string"):
         load_objects(f)
 
 

@@ -314,3 +314,21 @@ def test_write_state_writes_json_to_a_json_file(tmp_path, capsys):
     doc = json.loads(out.read_text())
     assert doc["kind"] == "List" and doc["items"]
     assert load_cluster([out]).requested == load_cluster([tmp_path / "after.json"]).requested
+
+
+def test_diff_recognises_a_configuration_by_its_content(capsys, tmp_path):
+    # JSON, in a file whose name says nothing: read as a KubeSchedulerConfiguration, not as a
+    # profile name or a .sched file.
+    config = tmp_path / "scheduler.conf"
+    config.write_text(json.dumps({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler", "pluginConfig": [
+            {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}]}]}))
+    docs = []
+    for path in (config, tmp_path / "scheduler.yaml"):
+        path.write_text(config.read_text())
+        code = main(["diff", "--policy", "default-scheduler", "--policy", str(path), "--cluster",
+                     str(EXAMPLES / "cluster.yaml"), "--pods", str(EXAMPLES / "pods"), "-o", "json"])
+        assert code == 0
+        docs.append({k: v for k, v in json.loads(capsys.readouterr().out).items() if k != "b"})
+    assert docs[0] == docs[1]

@@ -132,11 +132,12 @@ def test_missing_claim_stops_the_pod_in_prefilter(tmp_path):
 
 def test_volume_zone_facts_beyond_upstream_tables(tmp_path):
     """volume_zone.go: a claim or volume that is missing stops the pod; a label value with an
-    empty zone in its "__" list is ignored."""
+    empty zone in its "__" list is ignored ("z1____z3": a valid label value, as the API server
+    requires, whose list is z1, "" and z3)."""
     items = [node("a", **{"topology.kubernetes.io/zone": "z2"}), WAIT,
              claim("gone", volume="no-such-pv"),
              {"kind": "PersistentVolume", "metadata": {"name": "pv-bad",
-                                                       "labels": {"topology.kubernetes.io/zone": "z1__"}},
+                                                       "labels": {"topology.kubernetes.io/zone": "z1____z3"}},
               "spec": {"storageClassName": "local"}},
              claim("bad-label", volume="pv-bad")]
     d = decide(tmp_path, items, pod("web", "gone"))

@@ -11,15 +11,16 @@ import gc
 import os
 from pathlib import Path
 import re
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Optional
 
 import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, override
 
+from ..apierrors import go_value
 from ..diagnostics import InputError
 from ..inputs import STDIN, json_document, read_text, yaml_documents
-from . import model
+from . import model, validation
 from .quantity import Quantity, QuantityError, parse_quantity
 from .state import ClusterState
 
@@ -43,7 +44,10 @@ KINDS: dict[str, type] = {
 }
 
 
-def _make_converter() -> cattrs.Converter:
+def _make_converter(validate: bool) -> cattrs.Converter:
+    """The loader's converter: strict about types, as the API's decoding is; with ``validate``,
+    every object is also checked as the API server validates it (cluster/validation.py), in the
+    same pass."""
     conv = cattrs.Converter(forbid_extra_keys=False)
 
     def quantity(value: Any, _type) -> Quantity:
@@ -55,27 +59,35 @@ def _make_converter() -> cattrs.Converter:
     conv.register_structure_hook(Quantity, quantity)
 
     def strict_str(value: Any, _type) -> str:
-        if isinstance(value, (dict, list)):
-            raise ValueError(f"expected a string, got {type(value).__name__}")
-        return value if isinstance(value, str) else ("true" if value is True else "false" if value is False else str(value))
+        # A number or a boolean where the API has a string (`value: 1` in a toleration, an
+        # unquoted label value) is refused by the API server's decoding, so here too.
+        if not isinstance(value, str):
+            raise ValueError(f"expected a string, got {_type_name(value)} {_short(go_value(value))}")
+        return value
 
     def strict_int(value: Any, _type) -> int:
+        # The API decodes JSON numbers only: `containerPort: "8080"` is refused, as kubectl refuses it.
         if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, str) and value.lstrip("-").isdigit():
-                if len(value.lstrip("-").lstrip("0")) > 19:
-                    raise ValueError(f"integer {_short(value)} is out of range (a 64-bit integer in the API)")
-                value = int(value)
-            else:
-                raise ValueError(f"expected an integer, got {_short(repr(value))}")
+            raise ValueError(f"expected an integer, got {_type_name(value)} {_short(go_value(value))}")
         if not INT64_MIN <= value <= INT64_MAX:
             raise ValueError(f"integer {_short(str(value))} is out of range (a 64-bit integer in the API)")
         return value
 
     def strict_bool(value: Any, _type) -> bool:
         if not isinstance(value, bool):
-            raise ValueError(f"expected true or false, got {value!r}")
+            raise ValueError(f"expected true or false, got {_type_name(value)} {_short(go_value(value))}")
         return value
 
+    def int_or_string(value: Any, _type) -> int | str:
+        if isinstance(value, str):
+            return value
+        return strict_int(value, int) if isinstance(value, int) and not isinstance(value, bool) else _not_int_or_string(value)
+
+    def _not_int_or_string(value: Any):
+        raise ValueError(f"expected an integer or a string, got {_type_name(value)} {_short(go_value(value))}")
+
+    conv.register_structure_hook(model.IntOrString, int_or_string)
+    conv.register_structure_hook(Optional[model.IntOrString], int_or_string)   # nulls are dropped before
     conv.register_structure_hook(str, strict_str)
     conv.register_structure_hook(int, strict_int)
     conv.register_structure_hook(bool, strict_bool)
@@ -84,13 +96,19 @@ def _make_converter() -> cattrs.Converter:
         renames = {a.name: override(rename=model.api_name(a.name)) for a in attrs.fields(cls)}
         fn = make_dict_structure_fn(cls, conv, **renames)
 
+        check = validation.CHECKS.get(cls) if validate else None
+
         def structure(value, _type):
             if not isinstance(value, dict):
-                raise ValueError(f"expected an object, got {type(value).__name__}")
+                raise ValueError(f"expected an object, got {_type_name(value)}")
             # A null field is an absent field (JSON dumps and hand-written YAML both have them).
             if None in value.values():
                 value = {k: v for k, v in value.items() if v is not None}
-            return fn(value, _type)
+            obj = fn(value, _type)
+            if check is not None:
+                for path, body in check(obj):
+                    raise validation.FieldProblem(path, body)
+            return obj
 
         return structure
 
@@ -105,7 +123,14 @@ def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else f"{text[:limit]}…"
 
 
-CONVERTER = _make_converter()
+def _type_name(value: Any) -> str:
+    """A decoded value's type in the API's words."""
+    return {bool: "boolean", int: "number", float: "number", str: "string", list: "list",
+            dict: "object"}.get(type(value), type(value).__name__)
+
+
+CONVERTER = _make_converter(validate=False)   # types only: what upstream's plugin tests build
+VALIDATING = _make_converter(validate=True)   # types and the API server's validation: user files
 
 
 _JSON_START = re.compile(r"\s*[{\[]")
@@ -167,7 +192,8 @@ def _distinct(paths: Iterable[str | Path]) -> list[str | Path]:
 
 
 def load_objects(path: str | Path, kinds: Iterable[str] | None = None) -> list:
-    """Every object in a file or directory, typed; unknown kinds are ignored."""
+    """Every object in a file or directory, typed and validated as the API server validates it;
+    unknown kinds are ignored. An error names the file with the line and column of the field."""
     return [obj for _, obj in _typed(path, kinds)]
 
 
@@ -178,23 +204,52 @@ def _typed(path: str | Path, kinds: Iterable[str] | None = None) -> Iterator[tup
         kind = raw.get("kind")
         if kind not in KINDS or (wanted and kind not in wanted):
             continue
-        meta = raw.get("metadata")
-        if kind == "Node" and not (meta.get("name") if isinstance(meta, dict) else None):
-            # Every pod with an empty nominatedNodeName would match it.
-            raise InputError("a Node needs a name", path=file, obj=f"Node #{index + 1}", field="metadata.name")
-        yield file, structure_object(raw, file, index)
+        try:
+            meta = raw.get("metadata")
+            if kind == "Node" and not (meta.get("name") if isinstance(meta, dict) else None):
+                # Every pod with an empty nominatedNodeName would match it.
+                raise InputError("a Node needs a name", path=file, obj=f"Node #{index + 1}", field="metadata.name")
+            obj = structure_object(raw, file, index)
+        except InputError as err:
+            raise _located(err, file, index) from None
+        yield file, obj
 
 
-def structure_object(raw: dict, file: str, index: int = 0):
+def _located(err: InputError, file: str, index: int) -> InputError:
+    """The error with the line and column of its field in the file (read again, with marks: only
+    when something is wrong, so loading stays as fast as construction without marks)."""
+    from .locate import locate
+    where = locate(file, index, err.field)
+    if where is None:
+        return err
+    return InputError(err.message, path=err.path, obj=err.obj, field=err.field, line=where[0], column=where[1])
+
+
+def structure_object(raw: dict, file: str, index: int = 0, validate: bool = True):
+    """One object typed; with ``validate`` (user files) also checked as the API server checks it.
+    Upstream's plugin tests build objects the API server would refuse (an invalid selector, to
+    test what the plugin does with it): their tables load with ``validate=False``."""
     kind = raw["kind"]
     cls = KINDS[kind]
     raw = _prepare(kind, {k: v for k, v in raw.items() if v is not None})
     _check_names(kind, raw, file, index)
     try:
-        obj = CONVERTER.structure(raw, cls)
+        obj = (VALIDATING if validate else CONVERTER).structure(raw, cls)
     except (cattrs.BaseValidationError, ValueError, TypeError) as err:
         raise InputError(first_error(err), path=file, obj=_describe(raw, index), field=field_of(err)) from None
     return _apply_defaults(obj)
+
+
+def problems(raw: dict) -> list[tuple[str | None, str]]:
+    """Every (field, message) the API server would refuse in one object, not only the first
+    (lint reports them all)."""
+    kind = raw["kind"]
+    raw = _prepare(kind, {k: v for k, v in raw.items() if v is not None})
+    try:
+        VALIDATING.structure(raw, KINDS[kind])
+    except (cattrs.BaseValidationError, ValueError, TypeError) as err:
+        return [(None if path == "(object)" else path, str(e)) for path, e in _leaves(err)]
+    return []
 
 
 def _check_names(kind: str, raw: dict, file: str, index: int) -> None:
@@ -216,24 +271,21 @@ def _describe(raw: dict, index: int) -> str:
 
 
 def first_error(err: Exception) -> str:
-    if isinstance(err, cattrs.BaseValidationError):
-        leaf = _leaves(err)
-        if leaf:
-            return str(leaf[0][1])
-    return str(err)
+    leaf = _leaves(err)
+    return str(leaf[0][1]) if leaf else str(err)
 
 
 def field_of(err: Exception) -> str | None:
-    if isinstance(err, cattrs.BaseValidationError):
-        leaf = _leaves(err)
-        if leaf:
-            return leaf[0][0]
-    return None
+    leaf = _leaves(err)
+    return leaf[0][0] if leaf and leaf[0][0] != "(object)" else None
 
 
 def _leaves(err: Exception, prefix: str = "") -> list[tuple[str, Exception]]:
-    """Walk cattrs' exception groups down to the failing value, building its field path."""
+    """Walk cattrs' exception groups down to the failing value, building its field path (a
+    validation problem names its own field below the value that failed)."""
     if not isinstance(err, cattrs.BaseValidationError):
+        if isinstance(err, validation.FieldProblem) and err.path:
+            prefix += err.path if err.path.startswith("[") else f".{err.path}"
         return [(prefix.lstrip(".") or "(object)", err)]
     found = []
     for sub in err.exceptions:

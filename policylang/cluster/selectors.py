@@ -108,6 +108,16 @@ def _label_value_errors(value: str) -> list[str]:
     return errs
 
 
+def label_key_errors(key: str) -> list[str]:
+    """apimachinery's IsQualifiedName (a label key, a topology key, a resource name): its messages."""
+    return _label_key_errors(key)
+
+
+def label_value_errors(value: str) -> list[str]:
+    """apimachinery's IsValidLabelValue: its messages."""
+    return _label_value_errors(value)
+
+
 def go_quote(s: str) -> str:
     """Go's %q of a string."""
     out = []

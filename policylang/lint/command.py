@@ -20,7 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=tuple(FORMATS), default="text")
     p.add_argument("--fail-on", choices=SEVERITIES, default="warning",
                    help="exit 1 when a finding is at least this severe (default: warning)")
-    p.add_argument("--fix", action="store_true", help="apply the fixes that are certain, to .sched files")
+    p.add_argument("--fix", action="store_true", help="apply the fixes that are certain (to .sched files and KubeSchedulerConfigurations)")
     p.add_argument("--select", metavar="CODES", help="comma-separated codes, prefixes, names or categories "
                                                      "(replaces the configured selection)")
     p.add_argument("--ignore", metavar="CODES", help="comma-separated codes, prefixes, names or categories to skip")

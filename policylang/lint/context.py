@@ -10,7 +10,7 @@ import attrs
 from .. import ast
 from ..check import Checked
 from ..program import Program
-from .yaml_source import Y
+from ..yaml_source import Y
 
 WORKLOAD_KINDS = ("Pod", "Deployment", "StatefulSet", "Job", "CronJob", "DaemonSet", "ReplicaSet")
 
@@ -53,6 +53,9 @@ class ConfigContext:
     text: str
     doc: Y
     options: Options
+    # The configuration is YAML text held in a ConfigMap's data key: its spans were moved to the
+    # file's lines, but its offsets are the embedded text's, so no fix edits it.
+    embedded: bool = False
 
 
 @attrs.define

@@ -42,7 +42,11 @@ def text(result: Result) -> str:
         summary = f"no findings, but {len(result.input_errors)} input error{'s' if len(result.input_errors) != 1 else ''} " \
                   f"(above): not every file was linted"
     else:
-        summary = f"no problems found in {result.files} file{'s' if result.files != 1 else ''}"
+        summary = f"no problems found in {result.linted} file{'s' if result.linted != 1 else ''}"
+    if result.skipped:
+        # A skipped file was not linted: said in the summary, so "no problems" is never read as "all clean".
+        n = len(result.skipped)
+        summary += f"; {n} file{'s' if n != 1 else ''} skipped, not linted (see the notes above)"
     if result.fixed:
         summary += f"; fixed {len(result.fixed)} file{'s' if len(result.fixed) != 1 else ''}"
     return "\n\n".join(blocks + [summary]) + "\n"
@@ -58,6 +62,7 @@ def as_json(result: Result) -> str:
             "notes": list(f.notes), "fixable": bool(f.edits)} for f, rule in result.findings],
         "fixed": result.fixed,
         "files": result.files,
+        "skipped": [{"path": path, "reason": reason} for path, reason in result.skipped],
     }
     return json.dumps(doc, indent=2) + "\n"
 
@@ -103,8 +108,14 @@ def sarif(result: Result) -> str:
             "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(f.span.path)},
                                                 "region": region}}],
         })
-    doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0",
-           "runs": [{"tool": {"driver": driver}, "results": results, "columnKind": "unicodeCodePoints"}]}
+    run = {"tool": {"driver": driver}, "results": results, "columnKind": "unicodeCodePoints"}
+    if result.skipped:
+        # Files not linted, as the tool's notifications: code scanning shows them beside the results.
+        run["invocations"] = [{"executionSuccessful": True, "toolExecutionNotifications": [
+            {"level": "note", "message": {"text": f"skipped, not linted: {reason}"},
+             "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(path)}}}]}
+            for path, reason in result.skipped]}]
+    doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
     return json.dumps(doc, indent=2) + "\n"
 
 
@@ -125,6 +136,8 @@ def github(result: Result) -> str:
         props.append(f"title={_escape_property(f'{rule.code} {rule.name}')}")
         message = f.message + "".join(f"\n{n}" for n in f.notes)
         lines.append(f"::{GITHUB_COMMAND[rule.severity]} {','.join(props)}::{_escape_data(message)}")
+    for path, reason in result.skipped:
+        lines.append(f"::notice file={_escape_property(path)},title=skipped::{_escape_data(f'not linted: {reason}')}")
     return "".join(line + "\n" for line in lines)
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+from pathlib import Path
 from types import ModuleType
 
 import attrs
@@ -102,6 +103,16 @@ def hook(name: str, hook_name: str):
 def implements(name: str) -> frozenset:
     found = plugins().get(name)
     return found.implements if found is not None else frozenset()
+
+
+@functools.cache
+def params(name: str) -> frozenset:
+    """The params a stdlib plugin declares: the args of its KubeSchedulerConfiguration entry it reads."""
+    found = plugins().get(name)
+    if found is None:
+        return frozenset()
+    module = parse(Path(found.path).read_text(), found.path)
+    return frozenset(p.name for p in module.of_type(ast.Param))
 
 
 def known() -> frozenset:

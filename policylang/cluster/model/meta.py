@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Union
 
 import attrs
 
 from ..quantity import Quantity
 
 ResourceList = dict[str, Quantity]
+# intstr.IntOrString: a number or a string ("50%"), as the API decodes it.
+IntOrString = Union[int, str]
 
 
 _API_SPELLING = {"host_ip": "hostIP", "volume_id": "volumeID", "disk_uri": "diskURI", "node_id": "nodeID"}

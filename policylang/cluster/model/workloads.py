@@ -7,7 +7,7 @@ from typing import Optional
 
 import attrs
 
-from .meta import LabelSelector, ObjectMeta, _map
+from .meta import IntOrString, LabelSelector, ObjectMeta, _map
 
 
 @attrs.frozen
@@ -54,8 +54,8 @@ class Workload:
 @attrs.frozen
 class PodDisruptionBudgetSpec:
     selector: Optional[LabelSelector] = None
-    min_available: Optional[str] = None
-    max_unavailable: Optional[str] = None
+    min_available: Optional[IntOrString] = None
+    max_unavailable: Optional[IntOrString] = None
 
 
 @attrs.frozen

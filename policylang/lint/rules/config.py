@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import difflib
+import re
 
-from ...config import API_VERSIONS, POINTS
+from ...config import API_VERSIONS, POINTS, REMOVED_VERSIONS
 from ...plugins import registry
+from ..edits import Text
+from ..model import Edit
 from ..registry import rule
 
 # Extension points whose plugins we know exactly, and who implements them.
@@ -52,11 +55,12 @@ DUPLICATE_PROFILE = rule(
     "S109", "duplicate-scheduler-name", "correctness", "error", example_lang="yaml",
     summary="Two profiles with the same schedulerName.",
     rationale="""Pods choose a profile by spec.schedulerName, so each profile needs its own name
-    (a profile without one is default-scheduler); kube-scheduler refuses a configuration where two
-    profiles share one.""",
+    (only a configuration's single profile may leave it out, to be default-scheduler);
+    kube-scheduler refuses a configuration where two profiles share one.""",
     bad=CONFIG_HEAD + """profiles:
 - schedulerName: default-scheduler
-- plugins:
+- schedulerName: default-scheduler
+  plugins:
     score:
       disabled:
       - name: ImageLocality""",
@@ -164,14 +168,16 @@ def _percentage(ctx):
 @DUPLICATE_PROFILE.on("config")
 def _duplicates(ctx):
     seen = {}
-    for profile in profiles(ctx.doc):
+    listed = profiles(ctx.doc)
+    for profile in listed:
         name_node = profile.get("schedulerName")
+        if (name_node is None or not name_node.scalar) and len(listed) > 1:
+            continue    # v1 names only a single profile default-scheduler: S117 reports it unnamed
         name = name_node.scalar if name_node is not None and name_node.scalar else "default-scheduler"
         where = name_node if name_node is not None else profile
         if name in seen:
             yield DUPLICATE_PROFILE.finding(f"a profile named '{name}' is already declared on line {seen[name]}",
-                                            where.span, "help: give each profile its own schedulerName "
-                                                        "(a profile without one is default-scheduler)")
+                                            where.span, "help: give each profile its own schedulerName")
         else:
             seen[name] = where.span.line
 
@@ -199,5 +205,136 @@ def _api_version(ctx):
     version = ctx.doc.get("apiVersion")
     value = version.scalar if version is not None else None
     if value not in API_VERSIONS:
-        yield API_VERSION.finding(f"apiVersion {value!r} is not read by current kube-scheduler",
+        removed = f" (removed in Kubernetes {REMOVED_VERSIONS[value]})" if value in REMOVED_VERSIONS else ""
+        yield API_VERSION.finding(f"apiVersion {value!r} is not read by current kube-scheduler{removed}",
                                   (version or ctx.doc).span, f"help: use {API_VERSIONS[0]}")
+
+
+# ---- what kube-scheduler's strict decoding and validation refuse (config.check_configuration) ----
+
+UNKNOWN_FIELD = rule(
+    "S115", "unknown-config-field", "correctness", "error", example_lang="yaml", fixable=True,
+    summary="A field KubeSchedulerConfiguration v1 does not have (a typo, or a field of an older version).",
+    rationale="""kube-scheduler decodes its configuration strictly: a field it does not know, such as
+    `pluginConfigs` for `pluginConfig` or the long-removed `algorithmSource`, stops it from
+    starting (`strict decoding error: unknown field`). Where one known field is a close spelling,
+    `--fix` renames the field to it.""",
+    bad=CONFIG_HEAD + """profiles:
+- schedulerName: default-scheduler
+  pluginConfigs:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy: {type: MostAllocated}""",
+    good=CONFIG_HEAD + """profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy: {type: MostAllocated}""")
+
+SCORING_STRATEGY = rule(
+    "S116", "unsupported-scoring-strategy", "correctness", "error", example_lang="yaml", fixable=True,
+    summary="A NodeResourcesFit scoringStrategy type other than LeastAllocated, MostAllocated and "
+            "RequestedToCapacityRatio.",
+    rationale="""NodeResourcesFit scores by one of three strategies; any other type (a typo such as
+    `MostAlocated`) is refused by kube-scheduler's validation (`Unsupported value`), so the
+    scheduler does not start. Where one strategy is a close spelling, `--fix` writes it.""",
+    bad=CONFIG_HEAD + """profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy: {type: MostAlocated}""",
+    good=CONFIG_HEAD + """profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy: {type: MostAllocated}""")
+
+REFUSED = rule(
+    "S117", "invalid-config-value", "correctness", "error", example_lang="yaml",
+    summary="A value kube-scheduler's validation refuses: a wrong type, a range, an enum, a cross-field "
+            "rule, a plugin's args.",
+    rationale="""Beyond unknown fields and plugin names, kube-scheduler validates every value of its
+    configuration (pkg/scheduler/apis/config/validation: parallelism, backoffs, leader election,
+    queueSort alike in every profile, each plugin's args: DefaultPreemption's candidates,
+    InterPodAffinity's hardPodAffinityWeight, NodeResourcesFit's resources and shape,
+    PodTopologySpread's defaultConstraints, …) and refuses to start when one is invalid. The
+    finding gives kube-scheduler's own message.""",
+    bad=CONFIG_HEAD + """profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: InterPodAffinity
+    args:
+      hardPodAffinityWeight: 150""",
+    good=CONFIG_HEAD + """profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: InterPodAffinity
+    args:
+      hardPodAffinityWeight: 50""")
+
+# What the rules above already report, so S117 does not say it twice.
+_OTHER_RULES = (
+    (re.compile(r"percentageOfNodesToScore$"), re.compile("not in valid range")),       # S107
+    (re.compile(r"schedulerName$"), re.compile("^Duplicate value")),                    # S109
+    (re.compile(r""), re.compile(r'^plugin ".*" does not (exist|extend)')),             # S106, S110
+    (re.compile(r"scoringStrategy\.type$"), re.compile("^Unsupported value")),          # S116
+)
+
+
+def _problems(ctx):
+    from ...config import check_configuration
+    return check_configuration(ctx.doc, ctx.path)[1]
+
+
+def _rename(ctx, span, new: str):
+    """The edit replacing the text at a single-line span (a key or a plain scalar) with ``new``,
+    keeping its quotes; none inside a ConfigMap's embedded text, whose offsets are not the file's."""
+    if ctx.embedded or span.line != span.end_line:
+        return ()
+    text = Text(ctx.text)
+    start, end = text.offset(span.line, span.column), text.offset(span.end_line, span.end_column)
+    old = ctx.text[start:end]
+    quote = old[0] if old[:1] in ("'", '"') and old[-1:] == old[:1] and len(old) > 1 else ""
+    return (Edit(start, end, f"{quote}{new}{quote}"),)
+
+
+@UNKNOWN_FIELD.on("config")
+def _unknown_field(ctx):
+    for p in _problems(ctx):
+        if p.stage == "decoding" and p.message.startswith("unknown field") and \
+                not re.search(r"\.plugins\.[^.]+$", p.field or ""):    # an extension point: S106's
+            key = p.field.rsplit(".", 1)[-1] if p.field else ""
+            fix = _rename(ctx, p.span, p.hint) if p.hint else ()
+            yield UNKNOWN_FIELD.finding(f"{p.field}: {p.message}", p.span,
+                                        *((f"help: rename '{key}' to '{p.hint}'",) if p.hint else ()), edits=fix)
+
+
+@SCORING_STRATEGY.on("config")
+def _scoring_strategy(ctx):
+    from ...config_validation import SCORING_STRATEGIES
+    for profile in profiles(ctx.doc):
+        config = profile.get("pluginConfig")
+        for entry in (config if config is not None and config.is_seq else []):
+            name = entry.get("name") if entry.is_map else None
+            kind = entry.at("args", "scoringStrategy", "type") if entry.is_map else None
+            if name is None or name.scalar != "NodeResourcesFit" or kind is None or kind.scalar in SCORING_STRATEGIES:
+                continue
+            value = kind.scalar
+            close = difflib.get_close_matches(str(value), SCORING_STRATEGIES, n=1, cutoff=0.6)
+            supported = ", ".join(f'"{s}"' for s in SCORING_STRATEGIES)
+            yield SCORING_STRATEGY.finding(f"scoringStrategy type {value!r} is not one of {supported}",
+                                           kind.value_span, *((f"help: did you mean '{close[0]}'?",) if close else ()),
+                                           edits=_rename(ctx, kind.value_span, close[0]) if close else ())
+
+
+@REFUSED.on("config")
+def _refused(ctx):
+    for p in _problems(ctx):
+        if p.stage == "version" or (p.stage == "decoding" and p.message.startswith("unknown field")):
+            continue    # S114, S115
+        if any(path.search(p.field or "") and text.search(p.message) for path, text in _OTHER_RULES):
+            continue
+        yield REFUSED.finding(f"{p.field}: {p.message}" if p.field else p.message, p.span)

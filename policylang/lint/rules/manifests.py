@@ -162,3 +162,43 @@ def _replicas(ctx):
                 f"but only {nodes} nodes: {count - nodes} will stay Pending", where.span,
                 "help: lower the replicas, or use preferred anti-affinity or a topologySpreadConstraint")
             return
+
+
+INVALID_POD_FIELD = rule(
+    "S118", "invalid-pod-field", "correctness", "error", example_lang="yaml",
+    summary="A pod (or pod template) field the API server refuses: a wrong type, an enum, a range, a label "
+            "or quantity syntax.",
+    rationale="""The API server decodes a pod strictly and validates every field the scheduler reads:
+    `containerPort: "8080"` (a string where an integer belongs), `whenUnsatisfiable: DoNotScheduled`,
+    an affinity operator that does not exist, a label value with a space, a negative request. Such a
+    manifest is refused by `kubectl apply`, so the workload never gets a pod; the finding gives the
+    API server's message. (Tolerations, maxSkew and preferred weights have rules of their own:
+    S111, S112, S103, S113.)""",
+    bad=POD_HEAD + """    resources: {requests: {cpu: 250m, memory: 256Mi}}
+    ports:
+    - containerPort: "8080\"""",
+    good=POD_HEAD + """    resources: {requests: {cpu: 250m, memory: 256Mi}}
+    ports:
+    - containerPort: 8080""")
+
+# Reported by the rules named in the rationale.
+_COVERED = ("tolerations[", ".maxSkew", ".weight")
+
+
+@INVALID_POD_FIELD.on("manifest")
+def _invalid_pod_field(ctx):
+    from ...cluster.load import problems
+    from ...cluster.locate import node_at
+    from ...yaml_source import Y
+    template = ctx.template
+    raw = template.value if template is not None and template.is_map else None
+    if not isinstance(raw, dict):
+        return
+    meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+    pod = {"kind": "Pod", "metadata": {**meta, "name": "lint"}, "spec": raw.get("spec") or {}}
+    for field, message in problems(pod):
+        # The other rules judge those fields' values, not their types.
+        if field is None or (any(c in field for c in _COVERED) and not message.startswith("expected")):
+            continue
+        where = Y(node_at(template.node, field), ctx.path)
+        yield INVALID_POD_FIELD.finding(f"{field}: {message}", where.value_span)

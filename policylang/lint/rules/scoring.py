@@ -6,7 +6,7 @@ from __future__ import annotations
 import attrs
 
 from ... import ast
-from ...config import profile_source
+from ...config import check_configuration, profile_source
 from ...diagnostics import InputError, PolicyError
 from ...parse import parse
 from ...plugins import registry
@@ -186,11 +186,13 @@ def _equal_message(weight: int) -> str:
 def _config_entries(ctx, index: int, profile) -> list[Entry] | None:
     """The profile after merging with kube-scheduler's defaults, or None when it cannot be
     built (the problems are reported by the config rules)."""
+    config, _ = check_configuration(ctx.doc, ctx.path)
+    if config is None:
+        return None
     try:
-        global_pct = ctx.doc.get("percentageOfNodesToScore")
-        source = profile_source(profile.value, index, ctx.path, global_pct.scalar if global_pct else None)
+        source = profile_source((config.value.get("profiles") or [{}])[index], index, config, {})
         module = parse(source, ctx.path)
-    except (InputError, PolicyError):
+    except (InputError, PolicyError, IndexError):
         return None
     out = []
     for p in module.of_type(ast.Profile):

@@ -8,9 +8,9 @@ from typing import Iterator
 import yaml
 from yaml.constructor import SafeConstructor
 
-from ..diagnostics import InputError
-from ..inputs import MAX_DEPTH, check_node_graph
-from ..source import Span
+from .diagnostics import InputError
+from .inputs import MAX_DEPTH, check_node_graph
+from .source import Span
 
 
 class Y:
@@ -93,7 +93,10 @@ def documents(path: str, text: str) -> list[Y]:
     try:
         nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
     except yaml.YAMLError as err:
-        raise InputError(f"invalid YAML: {err}", path=path) from None
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        problem = getattr(err, "problem", None) or str(err)
+        raise InputError(f"invalid YAML{where}: {problem}", path=path) from None
     except RecursionError:
         raise InputError(f"nested more than {MAX_DEPTH} levels deep", path=path) from None
     for node in nodes:

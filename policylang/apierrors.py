@@ -1,0 +1,44 @@
+"""The texts of apimachinery's field errors (k8s.io/apimachinery/pkg/util/validation/field,
+errors.go: ``Error.ErrorBody``), which kube-scheduler's configuration validation and the API
+server's object validation both print: ``<path>: Invalid value: 150: not in valid range [0-100]``.
+
+Each function returns the body, without the path: the caller names the field its own way
+(``field <path>: <body>``) and knows where in the file the path is.
+"""
+
+from __future__ import annotations
+
+from .cluster.selectors import go_quote
+
+
+def go_value(value) -> str:
+    """A bad value as ErrorBody prints it: strings quoted (%q), numbers and booleans plain (%v)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return go_quote(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + " ".join(go_value(v) for v in value) + "]"
+    return str(value)
+
+
+def invalid(value, detail: str) -> str:
+    return f"Invalid value: {go_value(value)}" + (f": {detail}" if detail else "")
+
+
+def not_supported(value, supported) -> str:
+    return f"Unsupported value: {go_value(value)}: supported values: " + ", ".join(go_quote(s) for s in supported)
+
+
+def required(detail: str = "") -> str:
+    return "Required value" + (f": {detail}" if detail else "")
+
+
+def forbidden(detail: str) -> str:
+    return f"Forbidden: {detail}"
+
+
+def duplicate(value) -> str:
+    return f"Duplicate value: {go_value(value)}"
