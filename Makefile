@@ -25,7 +25,7 @@ oracle:
 	else echo "go is not on PATH: the oracle is not built, its differential tests will skip"; fi
 
 test: install oracle
-	$(BIN)/python -m pytest -n auto
+	$(BIN)/python -m pytest -n auto --dist loadgroup
 
 bench: install
 	$(BIN)/python bench/run.py

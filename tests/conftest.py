@@ -49,3 +49,19 @@ def oracle():
     o = Oracle(binary)
     yield o
     o.close()
+
+
+@pytest.fixture(scope="session")
+def apiserver(tmp_path_factory):
+    """etcd and kube-apiserver on loopback (tests/kube_apiserver.py; built by make test): skipped
+    with a one-line reason where they cannot be had, a failure where POLICYLANG_REQUIRE_APISERVER
+    is set (CI)."""
+    from kube_apiserver import ApiServer, ApiServerUnavailable, binaries, required
+    try:
+        server = ApiServer(binaries(), tmp_path_factory.mktemp("apiserver"))
+    except ApiServerUnavailable as err:
+        if required():
+            pytest.fail(f"POLICYLANG_REQUIRE_APISERVER is set, but: {err}")
+        pytest.skip(str(err).splitlines()[0])
+    yield server
+    server.stop()

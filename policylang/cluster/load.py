@@ -113,6 +113,12 @@ def load_cluster(paths: Iterable[str | Path]) -> ClusterState:
         return ClusterState.build(objects)
 
 
+def load_documents(source: str, docs: Iterable[Any]) -> ClusterState:
+    """The state of parsed documents (an API server's list responses), as `load_cluster`'s of files."""
+    with _loading():
+        return ClusterState.build(objects_from_documents(source, docs))
+
+
 @contextlib.contextmanager
 def _loading():
     """Loading with Python's cyclic garbage collector paused, for the load only. A large dump
@@ -148,9 +154,26 @@ def _distinct(paths: Iterable[str | Path]) -> list[str | Path]:
 
 def load_objects(path: str | Path, kinds: Iterable[str] | None = None) -> list:
     """Every object in a file or directory, typed; unknown kinds are ignored."""
+    return _structure(_documents(Path(path)), kinds)
+
+
+def objects_from_documents(source: str, docs: Iterable[Any], kinds: Iterable[str] | None = None) -> list:
+    """Every object in these parsed documents (objects or lists, as a file holds them, or as an
+    API server's list responses are), typed as `load_objects` types a file's; errors name
+    ``source`` (an API server's URL) where they would name the file."""
+    def numbered() -> Iterator[tuple[str, int, dict]]:
+        index = 0
+        for doc in docs:
+            for obj in _flatten(doc, source):
+                yield source, index, obj
+                index += 1
+    return _structure(numbered(), kinds)
+
+
+def _structure(documents: Iterable[tuple[str, int, dict]], kinds: Iterable[str] | None) -> list:
     wanted = set(kinds) if kinds else None
     out = []
-    for file, index, raw in _documents(Path(path)):
+    for file, index, raw in documents:
         kind = raw.get("kind")
         if kind not in KINDS or (wanted and kind not in wanted):
             continue
