@@ -215,7 +215,7 @@ def _cluster_state(args, narrow: "str | None" = None):
 
     progress = _read_progress if sys.stderr.isatty() else None
     try:
-        state, namespace, read = load_live(ClusterSource(args.kubeconfig, args.context, args.in_cluster),
+        state, namespace, read = load_live(ClusterSource(args.kubeconfig, args.context or None, args.in_cluster),
                                            namespace=narrow, progress=progress)
     finally:
         if progress:

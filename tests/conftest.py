@@ -14,6 +14,11 @@ settings.register_profile("thorough", max_examples=1000, deadline=None, print_bl
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def pytest_configure(config):
+    # pytest-xdist's mark (make test runs --dist loadgroup), known also when xdist is not loaded.
+    config.addinivalue_line("markers", "xdist_group(name): run these tests in one worker")
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true",
                      help="rewrite golden files from the current output (review the diff before committing)")

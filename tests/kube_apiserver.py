@@ -25,6 +25,9 @@ import yaml
 ROOT = Path(__file__).parent.parent
 BUILD = ROOT / "kube" / "build.sh"
 ADMIN_TOKEN = "policylang-admin-token"
+# The user policylang reads as in the tests (a cluster admin), so that the audit log's events of
+# this user are policylang's requests only; the admin creates the test objects.
+READER, READER_TOKEN = "policylang-reader", "policylang-reader-token"
 START_TIMEOUT = 120
 
 
@@ -69,6 +72,7 @@ class ApiServer:
 
     def _boot(self, bin_dir: Path, workdir: Path) -> None:
         client, peer, self.port = free_port(), free_port(), free_port()
+        self.etcd_url = f"http://127.0.0.1:{client}"
         self._start("etcd", [
             str(bin_dir / "etcd"), "--name", "policylang", "--data-dir", str(workdir / "etcd"),
             "--listen-client-urls", f"http://127.0.0.1:{client}", "--advertise-client-urls", f"http://127.0.0.1:{client}",
@@ -76,7 +80,8 @@ class ApiServer:
             "--initial-cluster", f"policylang=http://127.0.0.1:{peer}", "--unsafe-no-fsync", "--log-level", "warn"])
         subprocess.run(["openssl", "genrsa", "-out", str(workdir / "sa.key"), "2048"], check=True,
                        capture_output=True)
-        (workdir / "tokens.csv").write_text(f'{ADMIN_TOKEN},policylang-admin,admin-uid,"system:masters"\n')
+        (workdir / "tokens.csv").write_text(f'{ADMIN_TOKEN},policylang-admin,admin-uid,"system:masters"\n'
+                                            f'{READER_TOKEN},{READER},reader-uid,"system:masters"\n')
         (workdir / "audit.yaml").write_text("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n")
         self.audit_log = workdir / "audit.log"
         self._start("kube-apiserver", [
@@ -92,11 +97,15 @@ class ApiServer:
             # admission plugin would insist on for every pod.
             "--disable-admission-plugins=ServiceAccount",
             f"--audit-policy-file={workdir / 'audit.yaml'}", f"--audit-log-path={self.audit_log}",
+            # Pods are watched from etcd itself, not the watch cache, so that compacting etcd
+            # (compact_etcd) makes an old resourceVersion 410 Gone, as it does for any client
+            # once the cache has moved on.
+            "--watch-cache-sizes=pods#0",
             "--enable-priority-and-fairness=false", "--profiling=false"])
         self.url = f"https://127.0.0.1:{self.port}"
         self.ca = workdir / "certs" / "apiserver.crt"
         self._wait_ready()
-        self.kubeconfig = self.write_kubeconfig("admin", ADMIN_TOKEN)
+        self.kubeconfig = self.write_kubeconfig(READER, READER_TOKEN)
 
     def _start(self, name: str, argv: list[str]) -> None:
         log = open(self.dir / f"{name}.log", "wb")
@@ -141,6 +150,18 @@ class ApiServer:
     def create(self, obj: dict) -> dict:
         return self.request("POST", collection(obj), obj)
 
+    def patch(self, obj: dict, change: dict) -> dict:
+        return self.request("PATCH", path_of(obj), change, content_type="application/merge-patch+json")
+
+    def delete(self, obj: dict) -> None:
+        self.request("DELETE", f"{path_of(obj)}?gracePeriodSeconds=0")
+
+    def clear(self) -> None:
+        """Delete every node and every pod (at once: no kubelet would finish a graceful deletion)."""
+        for pod in self.request("GET", "/api/v1/pods")["items"]:
+            self.delete({"kind": "Pod", **pod})
+        self.request("DELETE", "/api/v1/nodes")
+
     def write_kubeconfig(self, user: str, token: str, namespace: str | None = None) -> Path:
         context = {"cluster": "policylang", "user": user, **({"namespace": namespace} if namespace else {})}
         config = {"apiVersion": "v1", "kind": "Config", "current-context": user,
@@ -168,6 +189,17 @@ class ApiServer:
                               {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
                                "spec": {"expirationSeconds": 3600}})
         return review["status"]["token"]
+
+    def compact_etcd(self) -> int:
+        """Compact etcd's history up to its current revision (which kube-apiserver does every
+        five minutes); the revision."""
+        def post(path: str, body: dict) -> dict:
+            req = urllib.request.Request(self.etcd_url + path, data=json.dumps(body).encode(), method="POST")
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                return json.loads(resp.read())
+        revision = int(post("/v3/kv/range", {"key": "AA=="})["header"]["revision"])
+        post("/v3/kv/compaction", {"revision": str(revision), "physical": True})
+        return revision
 
     def audit_events(self, user: str) -> list[dict]:
         """The audit log's events of requests by this user (one JSON object a line)."""

@@ -161,37 +161,36 @@ class Reader:
                 self.api = client.ApiClient(configuration)
                 self.default_namespace = _context_namespace(config, name, source.context)
         except config.ConfigException as err:
-            where = "in-cluster configuration" if source.in_cluster else (source.kubeconfig or "kubeconfig")
+            where = "in-cluster configuration" if source.in_cluster else os.pathsep.join(kubeconfig_paths(source))
             raise InputError(f"cannot use the cluster configuration: {err}", path=where) from None
+        self.api.user_agent = "policylang"
         self.host = self.api.configuration.host.rstrip("/")
 
     def close(self) -> None:
         self.api.close()
 
     def get(self, path: str, query: list[tuple[str, str]], stream: bool = False, timeout: float = REQUEST_TIMEOUT):
-        """The one request this module sends: GET path?query. Returns the response (streaming) or
-        its JSON document."""
-        exc = self._client_mod.exceptions.ApiException
+        """The one request this module sends: GET path?query. Returns the urllib3 response
+        (streaming) or its JSON document."""
         import urllib3
 
         try:
-            resp = self.api.call_api(path, "GET", query_params=query, header_params={"Accept": "application/json"},
-                                     auth_settings=["BearerToken"], _preload_content=False,
-                                     _request_timeout=timeout)
-        except exc as err:
-            if err.status == 410:
-                raise Gone(err.reason) from None
-            if err.status == 403:
-                raise Forbidden(err.reason) from None
-            if err.status == 404:
-                raise NotServed(err.reason) from None
-            if err.status == 401:
-                raise InputError("the API server refused the credentials (401 Unauthorized)",
-                                 path=self.host) from None
-            raise _api_error(err, self.host + path) from None
+            resp = self._send(path, query, timeout)
         except urllib3.exceptions.HTTPError as err:
             raise InputError(f"cannot reach the API server: {_reason(err)}", path=self.host) from None
-        resp = resp[0] if isinstance(resp, tuple) else resp
+        status = resp.status
+        if status >= 300:
+            body = resp.data
+            resp.release_conn()
+            if status == 410:
+                raise Gone(_message(body, "410 Gone"))
+            if status == 403:
+                raise Forbidden(_message(body, "403 Forbidden"))
+            if status == 404:
+                raise NotServed(_message(body, "404 Not Found"))
+            if status == 401:
+                raise InputError("the API server refused the credentials (401 Unauthorized)", path=self.host)
+            raise InputError(f"the API server answered {status}: {_message(body, '')}", path=self.host + path)
         if stream:
             return resp
         try:
@@ -199,6 +198,25 @@ class Reader:
         finally:
             resp.release_conn()
         return json_document(text, self.host + path)
+
+    def _send(self, path: str, query: list[tuple[str, str]], timeout: float):
+        """GET through the client, which adds its credentials (refreshing an exec plugin's token);
+        the urllib3 response, whatever its status. The client's generations differ here: since
+        v35 `param_serialize` builds the request and `call_api` sends it; before, `call_api` did both."""
+        headers = {"Accept": "application/json"}
+        if hasattr(self.api, "param_serialize"):
+            method, url, headers, body, post = self.api.param_serialize(
+                "GET", path, query_params=query, header_params=headers, auth_settings=["BearerToken"])
+            return self.api.call_api(method, url, headers, body, post, _request_timeout=timeout).response
+        exc = self._client_mod.exceptions.ApiException
+        try:
+            resp = self.api.call_api(path, "GET", query_params=query, header_params=headers,
+                                     auth_settings=["BearerToken"], _preload_content=False,
+                                     _request_timeout=timeout)
+        except exc as err:
+            return _Failed(err.status, (err.body or b"") if isinstance(err.body, bytes) else
+                           str(err.body or err.reason).encode())
+        return resp[0] if isinstance(resp, tuple) else resp
 
     def list(self, kind: Kind, namespace: Optional[str] = None, field_selector: Optional[str] = None,
              on_page: Optional[Callable[[int], None]] = None) -> Listed:
@@ -294,15 +312,24 @@ def _in_cluster_namespace() -> str:
         return "default"
 
 
-def _api_error(err, where: str) -> InputError:
+@attrs.frozen
+class _Failed:
+    """An error answer as the older clients raise it, shaped as a response."""
+    status: int
+    data: bytes
+
+    def release_conn(self) -> None:
+        pass
+
+
+def _message(body: bytes, default: str) -> str:
+    """A Status object's message, else the body's start."""
     import json
 
-    message = err.reason
     try:
-        message = json.loads(err.body).get("message") or message
-    except (TypeError, ValueError, AttributeError):
-        pass
-    return InputError(f"the API server answered {err.status}: {message}", path=where)
+        return str(json.loads(body).get("message") or default)[:500]
+    except (TypeError, ValueError, AttributeError, UnicodeDecodeError):
+        return (body[:200].decode("utf-8", "replace") if body else "") or default
 
 
 def _reason(err) -> str:

@@ -34,12 +34,17 @@ _INTEGER = re.compile(r"-?[0-9]+")
 
 def redact(doc: dict) -> dict:
     """The dump with every name, label value and image replaced (see the module's docstring)."""
+    mapping = renaming(doc)
+    return _walk(doc, None, lambda s: mapping.get(s, s), redact_image)
+
+
+def renaming(doc: dict) -> dict[str, str]:
+    """Each name and label value of the dump → its stand-in, in the same order."""
     names: set[str] = set()
     _walk(doc, None, lambda s: names.add(s), lambda s: s)
     renamed = sorted(n for n in names if n and not _INTEGER.fullmatch(n))
     width = len(str(len(renamed)))
-    mapping = {name: f"n{k:0{width}d}" for k, name in enumerate(renamed)}
-    return _walk(doc, None, lambda s: mapping.get(s, s), redact_image)
+    return {name: f"n{k:0{width}d}" for k, name in enumerate(renamed)}
 
 
 def redact_image(image: str) -> str:
