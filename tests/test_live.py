@@ -113,6 +113,14 @@ def test_eval_from_a_kubeconfig_is_eval_on_the_equivalent_dump(cluster, capsys):
     assert json.loads(live[1])["results"][0]["selected"] == "node-b"
 
 
+def test_simulate_from_a_kubeconfig_is_simulate_on_the_equivalent_dump(cluster, capsys, tmp_path):
+    server, dump = cluster
+    batch = tmp_path / "batch.yaml"
+    batch.write_text(yaml.safe_dump_all([pod(f"new-{i}", cpu="2") for i in range(3)]))
+    live = run(capsys, ["simulate", "--kubeconfig", str(server.kubeconfig), "--pods", str(batch), "-o", "json"])
+    assert live == run(capsys, ["simulate", "--cluster", str(dump), "--pods", str(batch), "-o", "json"])
+
+
 def test_namespace_narrows_the_pending_pods_read(cluster, capsys):
     server, _ = cluster
     code, out, _ = run(capsys, ["explain", "--kubeconfig", str(server.kubeconfig), "-n", "batch", "-o", "json"])
