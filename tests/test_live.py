@@ -188,7 +188,11 @@ def test_a_bad_kubeconfig_is_an_input_error(tmp_path, capsys):
     broken = tmp_path / "broken"
     broken.write_text("apiVersion: v1\nkind: Config\ncontexts: []\n")
     code, _, err = run(capsys, ["explain", "--kubeconfig", str(broken), "--context", "prod"])
-    assert code == 2 and err.startswith("error: ") and "prod" in err
+    assert code == 2 and err.startswith(f"error: {broken}: cannot use the cluster configuration") and "prod" in err
+    for text in ("clusters: 5\ncurrent-context: x\n", "[1, 2\n", "current-context: a\ncontexts: [{name: a}]\n"):
+        broken.write_text(text)
+        code, _, err = run(capsys, ["explain", "--kubeconfig", str(broken)])
+        assert code == 2 and err.startswith(f"error: {broken}: "), err
 
 
 def _comparable(state) -> list:

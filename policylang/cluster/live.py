@@ -23,6 +23,7 @@ from ..inputs import json_document, read_bytes
 
 PAGE_SIZE = 500     # kubectl's --chunk-size default
 REQUEST_TIMEOUT = 60
+LIST_ATTEMPTS = 3   # a list whose continue token expires is started over, this many times at most
 
 
 @attrs.frozen
@@ -160,9 +161,14 @@ class Reader:
                 configuration.connection_pool_maxsize = pool_size
                 self.api = client.ApiClient(configuration)
                 self.default_namespace = _context_namespace(config, name, source.context)
-        except config.ConfigException as err:
+        except InputError:
+            raise
+        except Exception as err:  # noqa: BLE001 - the client's own parsing of the user's kubeconfig
+            # ConfigException for a missing context or user; a malformed file makes the client
+            # fail in other ways (KeyError, TypeError, a YAML error, a missing certificate file).
             where = "in-cluster configuration" if source.in_cluster else os.pathsep.join(kubeconfig_paths(source))
-            raise InputError(f"cannot use the cluster configuration: {err}", path=where) from None
+            message = " ".join(str(err).split())[:300]
+            raise InputError(f"cannot use the cluster configuration: {message}", path=where) from None
         self.api.user_agent = "policylang"
         self.host = self.api.configuration.host.rstrip("/")
 
@@ -223,7 +229,7 @@ class Reader:
         """Every object of a kind, page by page; a continue token that expires (410) starts the list over."""
         path = kind.path if namespace is None else kind.path.replace(f"/{kind.plural}",
                                                                      f"/namespaces/{namespace}/{kind.plural}")
-        while True:
+        for _ in range(LIST_ATTEMPTS):
             items: list = []
             token = ""
             try:
@@ -244,6 +250,8 @@ class Reader:
                         return Listed(kind, tuple(items), meta.get("resourceVersion") or "")
             except Gone:
                 continue
+        raise InputError(f"listing {kind.resource} failed {LIST_ATTEMPTS} times: its continue token kept "
+                         "expiring (410 Gone)", path=self.host)
 
     def watch(self, kind: Kind, resource_version: str, timeout_seconds: int = 300,
               on_open: Optional[Callable] = None) -> Iterator[dict]:
