@@ -183,15 +183,15 @@ def test_a_service_account_that_may_list_only_nodes_and_pods_gets_the_documented
 
 def test_a_bad_kubeconfig_is_an_input_error(tmp_path, capsys):
     missing = tmp_path / "nowhere"
-    code, _, err = run(capsys, ["explain", "--kubeconfig", str(missing)])
+    code, _, err = run(capsys, ["snapshot", "--kubeconfig", str(missing)])
     assert code == 2 and "no such file" in err
     broken = tmp_path / "broken"
     broken.write_text("apiVersion: v1\nkind: Config\ncontexts: []\n")
-    code, _, err = run(capsys, ["explain", "--kubeconfig", str(broken), "--context", "prod"])
+    code, _, err = run(capsys, ["snapshot", "--kubeconfig", str(broken), "--context", "prod"])
     assert code == 2 and err.startswith(f"error: {broken}: cannot use the cluster configuration") and "prod" in err
     for text in ("clusters: 5\ncurrent-context: x\n", "[1, 2\n", "current-context: a\ncontexts: [{name: a}]\n"):
         broken.write_text(text)
-        code, _, err = run(capsys, ["explain", "--kubeconfig", str(broken)])
+        code, _, err = run(capsys, ["snapshot", "--kubeconfig", str(broken)])     # snapshot: no policy to load
         assert code == 2 and err.startswith(f"error: {broken}: "), err
 
 
