@@ -214,7 +214,7 @@ class ApiServer:
         for proc in reversed(self.procs):
             proc.terminate()
             try:
-                proc.wait(timeout=20)
+                proc.wait(timeout=5)    # kube-apiserver's graceful shutdown waits on its watches
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
