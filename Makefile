@@ -3,7 +3,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
 
-.PHONY: demo test install install-test bench clean oracle
+.PHONY: demo test install install-test bench clean oracle kube
 
 $(BIN)/policylang: pyproject.toml
 	python3 -m venv $(VENV)
@@ -24,8 +24,16 @@ oracle:
 	@if command -v go >/dev/null 2>&1; then oracle/build.sh >/dev/null; \
 	else echo "go is not on PATH: the oracle is not built, its differential tests will skip"; fi
 
-test: install oracle
-	$(BIN)/python -m pytest -n auto
+# etcd, kube-apiserver and kube-scheduler (kube/, the same pinned k8s.io/kubernetes v1.35.4) for the
+# tests against a real API server (tests/test_live.py), built once into
+# ${XDG_CACHE_HOME:-~/.cache}/policylang/kube/<key>; without Go those tests skip
+# (CI sets POLICYLANG_REQUIRE_APISERVER=1).
+kube:
+	@if command -v go >/dev/null 2>&1; then kube/build.sh >/dev/null; \
+	else echo "go is not on PATH: kube-apiserver and etcd are not built, the live-cluster tests will skip"; fi
+
+test: install oracle kube
+	$(BIN)/python -m pytest -n auto --dist loadgroup
 
 bench: install
 	$(BIN)/python bench/run.py

@@ -104,8 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command")
 
     e = sub.add_parser("eval", help="where would these pods go, and why not elsewhere")
-    e.add_argument("--cluster", action="append", required=True, metavar="PATH",
-                   help="Nodes and Pods as kubectl prints them (file or directory; repeatable)")
+    _cluster_arguments(e)
     _pod_arguments(e)
     e.add_argument("--profile", metavar="PATH|NAME", help="a .sched file with a profile, or a stdlib profile name "
                                                           "(default: the stdlib default-scheduler profile)")
@@ -123,11 +122,12 @@ def _parser() -> argparse.ArgumentParser:
     e.set_defaults(run=cmd_eval)
 
     x = sub.add_parser("explain", help="why a pod is Pending: every failing filter, near misses, what would fit")
-    x.add_argument("--cluster", action="append", required=True, metavar="PATH")
+    _cluster_arguments(x)
     _pod_arguments(x)
     x.add_argument("--profile", metavar="PATH|NAME")
     x.add_argument("--config", metavar="PATH")
-    x.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    x.add_argument("-o", "--output", choices=("text", "json", "yaml"), default="text",
+                   help="text, or the policylang/explain/v1 document as JSON or YAML")
     x.add_argument("--no-preemption", action="store_true", help="do not run PostFilter's preemption search")
     _executor_argument(x)
     x.add_argument("--all", action="store_true", dest="every",
@@ -138,7 +138,7 @@ def _parser() -> argparse.ArgumentParser:
     x.set_defaults(run=cmd_explain)
 
     sm = sub.add_parser("simulate", help="schedule a batch of pending pods one by one")
-    sm.add_argument("--cluster", action="append", required=True, metavar="PATH")
+    _cluster_arguments(sm)
     sm.add_argument("--pods", "--pod", action="append", required=True, metavar="PATH",
                     help="the pending pods, and workloads to expand into pods (repeatable)")
     sm.add_argument("--profile", metavar="PATH|NAME")
@@ -161,7 +161,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="a stdlib profile name, a .sched file with a profile, or a KubeSchedulerConfiguration")
     d.add_argument("--config", action="append", dest="sides", metavar="PATH", type=lambda v: ("config", v),
                    help="a KubeSchedulerConfiguration; --policy and --config together name the two sides, in order")
-    d.add_argument("--cluster", action="append", required=True, metavar="PATH")
+    _cluster_arguments(d)
     d.add_argument("--pods", "--pod", action="append", required=True, metavar="PATH")
     d.add_argument("-o", "--output", choices=("text", "json"), default="text")
     d.add_argument("--no-preemption", action="store_true")
@@ -200,6 +200,18 @@ def _parser() -> argparse.ArgumentParser:
     for verb in (sm, d, w, ca):
         verb.add_argument("--report", metavar="FILE.html",
                           help="also write a self-contained HTML report with charts (no network needed to view it)")
+
+    sn = sub.add_parser("snapshot", help="write a live cluster's state (or a dump's) as a dump every verb reads")
+    _cluster_arguments(sn)
+    sn.add_argument("out", nargs="?", default="-", metavar="FILE",
+                    help="where to write it (default: standard output); .json is JSON, anything else YAML")
+    sn.add_argument("-n", "--namespace", help="read pending pods from this namespace only (bound pods always "
+                                              "from all)")
+    sn.add_argument("-o", "--output", choices=("yaml", "json"), help="the format (default: by FILE's extension)")
+    sn.add_argument("--redact", action="store_true",
+                    help="replace names, namespaces, label values and images by stand-ins (the same original, "
+                         "the same stand-in, in the same order), for sharing in a bug report")
+    sn.set_defaults(run=cmd_snapshot)
 
     pl = sub.add_parser("plan", help="print the evaluation plan of a profile")
     pl.add_argument("profile", nargs="?", metavar="PATH|NAME")
@@ -245,7 +257,9 @@ def _pod_arguments(p: argparse.ArgumentParser) -> None:
                         "pod of the --cluster dump by NAMESPACE/NAME or NAME (with -n); repeatable (default: every "
                         "pending pod of the dump)")
     _replicas_argument(p)
-    p.add_argument("-n", "--namespace", default="default", help="the namespace of a --pod NAME (default: default)")
+    p.add_argument("-n", "--namespace",
+                   help="the namespace of a --pod NAME (default: default; from a live cluster, the context's); "
+                        "from a live cluster it also narrows the pending pods read to this namespace")
     p.add_argument("--as-pending", action="store_true",
                    help="a pod of the dump already bound (or finished): where would it go if it were pending "
                         "(evaluated without itself on its node)")
@@ -283,6 +297,63 @@ def _version() -> str:
         return "(not installed)"
 
 
+def _cluster_arguments(p: argparse.ArgumentParser) -> None:
+    """Where the cluster state comes from: dump files, or a live cluster read-only (README: From a
+    live cluster)."""
+    g = p.add_argument_group("cluster state: a dump, or a live cluster (read-only)")
+    g.add_argument("--cluster", action="append", metavar="PATH",
+                   help="Nodes and Pods as kubectl prints them (file or directory; repeatable)")
+    g.add_argument("--kubeconfig", metavar="PATH",
+                   help="read a live cluster through this kubeconfig (only GET requests are sent)")
+    g.add_argument("--context", metavar="NAME",
+                   help="read a live cluster through this context of the kubeconfig (--kubeconfig, else "
+                        "KUBECONFIG, else ~/.kube/config); --context '' is its current context")
+    g.add_argument("--in-cluster", action="store_true",
+                   help="read the live cluster this pod runs in, with its service account")
+
+
+def _live(args) -> bool:
+    return bool(getattr(args, "kubeconfig", None) or getattr(args, "context", None) is not None
+                or getattr(args, "in_cluster", False))
+
+
+def _cluster_state(args, narrow: "str | None" = None):
+    """The state to decide in, what to call it in messages, and the namespace a bare pod name is
+    in: from --cluster's dumps, or from a live cluster (``narrow``: the only namespace whose
+    pending pods are read)."""
+    if args.cluster and _live(args):
+        raise InputError("give --cluster or a live cluster (--kubeconfig, --context, --in-cluster), not both")
+    if args.cluster:
+        return load_cluster(args.cluster), args.cluster, "default"
+    if not _live(args):
+        raise InputError("give --cluster PATH, or read a live cluster with --kubeconfig PATH, --context NAME "
+                         "or --in-cluster")
+    from .cluster.live import ClusterSource, load_live
+
+    progress = _read_progress if sys.stderr.isatty() else None
+    try:
+        state, namespace, read = load_live(ClusterSource(args.kubeconfig, args.context or None, args.in_cluster),
+                                           namespace=narrow, progress=progress)
+    finally:
+        if progress:
+            print("\r\x1b[K", end="", file=sys.stderr, flush=True)
+    return state, [read.host], namespace
+
+
+def _read_progress(kind: str, number: int, total: int, count: int) -> None:
+    width = 20
+    filled = width * (number - 1) // total
+    print(f"\r\x1b[K[{'#' * filled}{'.' * (width - filled)}] reading {kind}s ({number}/{total} kinds), "
+          f"{count} listed", end="", file=sys.stderr, flush=True)
+
+
+def _narrowed(args) -> "str | None":
+    """-n narrows a live read to one namespace's pending pods, unless a --pod names another."""
+    if not args.namespace or any("/" in p or os.path.exists(p) for p in args.pod or ()):
+        return None
+    return args.namespace
+
+
 def _input_arguments(p: argparse.ArgumentParser) -> None:
     """What every command may read: the limits on untrusted input (README: Exit codes, limits)."""
     p.add_argument("--allow-root", action="append", default=[], metavar="DIR",
@@ -316,8 +387,8 @@ def cmd_eval(args) -> int:
     if args.config and args.profile:
         raise InputError("give --profile or --config, not both")
     plans = load_plans(args.profile, args.config)
-    state = load_cluster(args.cluster)
-    found = targets(args.pod, args.namespace, state, args.cluster, args.replicas)
+    state, where, namespace = _cluster_state(args, _narrowed(args))
+    found = targets(args.pod, args.namespace or namespace, state, where, args.replicas)
     profile_for = _profile_chooser(plans, every_pod=bool(args.profile), executor=args.executor)
     rng = random.Random(args.seed) if args.tie_break == "random" else None
     results = []
@@ -371,8 +442,8 @@ def cmd_explain(args) -> int:
         raise InputError("give --profile or --config, not both")
     plans = load_plans(args.profile, args.config)
     profile_for = _profile_chooser(plans, every_pod=bool(args.profile), executor=args.executor)
-    state = load_cluster(args.cluster)
-    found = targets(args.pod, args.namespace, state, args.cluster, args.replicas)
+    state, where, namespace = _cluster_state(args, _narrowed(args))
+    found = targets(args.pod, args.namespace or namespace, state, where, args.replicas)
     options = {"preemption": not args.no_preemption, "infrastructure": args.suggest_infrastructure,
                "fix_tries": None if args.every else FIX_TRIES}
     progress = _progress_bar if sys.stderr.isatty() and args.output == "text" and len(found) > 5 else None
@@ -393,6 +464,11 @@ def cmd_explain(args) -> int:
         print(file=sys.stderr)
     if args.output == "json":
         print(explain_json(explanations))
+    elif args.output == "yaml":
+        import json
+
+        import yaml
+        print(yaml.safe_dump(json.loads(explain_json(explanations)), sort_keys=False, width=120), end="")
     else:
         print(explain_text(explanations, Style(sys.stdout.isatty() and not os.environ.get("NO_COLOR")),
                            every=args.every))
@@ -407,13 +483,13 @@ def cmd_simulate(args) -> int:
     if args.config and args.profile:
         raise InputError("give --profile or --config, not both")
     if args.write_state:
-        _check_state_target(args.write_state, args.cluster)
+        _check_state_target(args.write_state, args.cluster or [])
     _check_report_target(args)
     plans = load_plans(args.profile, args.config)
     # Like kube-scheduler, a pod whose schedulerName has no profile is left alone, unless one
     # profile was named explicitly.
     profile_for = _profile_chooser(plans, every_pod=bool(args.profile), executor=args.executor)
-    state = load_cluster(args.cluster)
+    state, _, _ = _cluster_state(args)
     pods = _pods(args.pods, state, args.replicas)
     rng = random.Random(args.seed) if args.tie_break == "random" else None
     before = utilisation(state) if args.report else None
@@ -590,6 +666,9 @@ def cmd_diff(args) -> int:
     if len(args.sides) != 2:
         raise InputError("name the two sides to compare: --policy and --config, twice in all (before, then after)")
     _check_report_target(args)
+    from .cluster.state import ClusterState
+
+    live = None if args.cluster else _cluster_state(args)[0]   # read once: both runs start from it
     runs = []
     for how, policy in args.sides:
         # A KubeSchedulerConfiguration is known by what it holds (YAML or JSON, alone, among other
@@ -597,7 +676,7 @@ def cmd_diff(args) -> int:
         is_config = how == "config" or (not policy.endswith(".sched") and Path(policy).is_file()
                                         and is_configuration(policy))
         plans = load_plans(None if is_config else policy, policy if is_config else None)
-        state = load_cluster(args.cluster)
+        state = load_cluster(args.cluster) if live is None else ClusterState.build(live.objects())
         pods = _pods(args.pods, state, args.replicas)
         placements = simulate(_profile_chooser(plans, every_pod=not is_config), state, pods,
                               preemption=not args.no_preemption)
@@ -615,6 +694,31 @@ def cmd_diff(args) -> int:
         from .html_report import diff_page
         return diff_page(args.policy[0], args.policy[1], a, b, utilisation(state_a), utilisation(state_b), found)
     _write_report(args, page)
+    return 0
+
+
+def cmd_snapshot(args) -> int:
+    import json
+
+    import yaml
+
+    from .cluster.dump import dump_state
+    from .write import write_atomic
+
+    to_stdout = args.out == "-"
+    if not to_stdout:
+        _check_state_target(args.out, args.cluster or [])
+    state, _, _ = _cluster_state(args, args.namespace)
+    doc = dump_state(state)
+    if args.redact:
+        from .cluster.redact import redact
+        doc = redact(doc)
+    as_json = args.output == "json" or (args.output is None and args.out.endswith(".json"))
+    text = json.dumps(doc, indent=2) + "\n" if as_json else yaml.safe_dump(doc, sort_keys=False, width=120)
+    if to_stdout:
+        sys.stdout.write(text)
+    else:
+        write_atomic(args.out, text)
     return 0
 
 

@@ -14,6 +14,11 @@ settings.register_profile("thorough", max_examples=1000, deadline=None, print_bl
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def pytest_configure(config):
+    # pytest-xdist's mark (make test runs --dist loadgroup), known also when xdist is not loaded.
+    config.addinivalue_line("markers", "xdist_group(name): run these tests in one worker")
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true",
                      help="rewrite golden files from the current output (review the diff before committing)")
@@ -49,3 +54,19 @@ def oracle():
     o = Oracle(binary)
     yield o
     o.close()
+
+
+@pytest.fixture(scope="session")
+def apiserver(tmp_path_factory):
+    """etcd and kube-apiserver on loopback (tests/kube_apiserver.py; built by make test): skipped
+    with a one-line reason where they cannot be had, a failure where POLICYLANG_REQUIRE_APISERVER
+    is set (CI)."""
+    from kube_apiserver import ApiServer, ApiServerUnavailable, binaries, required
+    try:
+        server = ApiServer(binaries(), tmp_path_factory.mktemp("apiserver"))
+    except ApiServerUnavailable as err:
+        if required():
+            pytest.fail(f"POLICYLANG_REQUIRE_APISERVER is set, but: {err}")
+        pytest.skip(str(err).splitlines()[0])
+    yield server
+    server.stop()

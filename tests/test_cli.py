@@ -391,3 +391,28 @@ def test_whatif_and_capacity_exit_codes(capsys, monkeypatch):
     assert run(capsys, "whatif", "--cluster", "examples/zones.yaml", "--event", "remove zone=eu-west-1a")[0] == 1
     assert run(capsys, "capacity", "--cluster", "examples/zones.yaml", "--pod", "examples/pods/too-big.yaml")[0] == 1
 
+
+
+def test_a_cluster_is_a_dump_or_a_live_one_never_neither_nor_both(capsys):
+    code, _, err = run(capsys, "explain")
+    assert code == 2 and err.startswith("error: give --cluster PATH, or read a live cluster with --kubeconfig")
+    code, _, err = run(capsys, "explain", "--cluster", str(EXAMPLES / "pending-dump.yaml"), "--context", "prod")
+    assert code == 2 and "not both" in err
+
+
+def test_snapshot_of_a_dump_redacted_decides_alike(capsys, tmp_path):
+    """snapshot --cluster writes the dump as loaded (or redacted), and eval reads it back."""
+    dump = str(EXAMPLES / "pending-dump.yaml")
+    plain, hidden = tmp_path / "plain.yaml", tmp_path / "hidden.json"
+    assert run(capsys, "snapshot", "--cluster", dump, str(plain))[0] == 0
+    assert run(capsys, "snapshot", "--cluster", dump, "--redact", str(hidden))[0] == 0
+    original = run(capsys, "eval", "--cluster", dump, "-o", "json")
+    assert run(capsys, "eval", "--cluster", str(plain), "-o", "json") == original
+    redacted = run(capsys, "eval", "--cluster", str(hidden), "-o", "json")
+    assert redacted[0] == original[0]
+    assert [r["message"] for r in json.loads(redacted[1])["results"]] == \
+        [r["message"] for r in json.loads(original[1])["results"]]
+    code, out, _ = run(capsys, "snapshot", "--cluster", dump, "-o", "json")
+    assert code == 0 and json.loads(out)["kind"] == "List"
+    code, _, err = run(capsys, "snapshot", "--cluster", dump, dump)
+    assert code == 2 and "refusing to write the state over a --cluster input" in err

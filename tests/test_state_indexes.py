@@ -86,6 +86,39 @@ def test_indexes_follow_binds_and_removals(cluster, data):
     assert _answers(state, late) == _answers(fresh, late)
 
 
+def _nonzero(requested: dict) -> dict:
+    """Requests per node, zeros left out (a pod that left leaves its resources at zero)."""
+    return {node: {k: v for k, v in r.items() if v.amount} for node, r in requested.items()}
+
+
+@settings(max_examples=60, deadline=None)
+@given(cluster=S.clusters(min_nodes=1, max_nodes=4, max_pods=6), data=st.data())
+def test_indexes_follow_pods_put_and_dropped_as_a_watch_does(cluster, data):
+    """put_pod / drop_pod (cluster/watch.py's pod events): pods added bound, pending or
+    finished, changed in place (relabelled, moved, finished) and deleted leave the indexes
+    answering as a state built afresh."""
+    state = cluster.state()
+    namespaces = st.sampled_from([*S.NAMESPACES, None])
+    queries = data.draw(st.lists(st.tuples(namespaces, S.label_selectors().map(_selector)),
+                                 min_size=1, max_size=3), label="queries")
+    _answers(state, queries)
+    for step in range(data.draw(st.integers(1, 6), label="events")):
+        known = state.pods
+        if known and data.draw(st.booleans(), label="delete"):
+            state.drop_pod(data.draw(st.sampled_from(known), label="deleted").key)
+            continue
+        name = data.draw(st.sampled_from([p.metadata.name for p in known] + [f"new-{step}"]), label="name")
+        raw = data.draw(S.pods(name, tuple(cluster.node_names), bound=data.draw(st.booleans(), label="bound")),
+                        label="pod")
+        state.put_pod(S.structure(raw))
+        fresh = ClusterState.build(state.objects())
+        assert _answers(state, queries) == _answers(fresh, queries)
+        assert _affinity_nodes(state) == _affinity_nodes(fresh)
+        assert _placed(state) == _placed(fresh)
+        assert _nonzero(state.requested) == _nonzero(fresh.requested) and state.claim_users == fresh.claim_users
+        assert sorted(state.nominated) == sorted(fresh.nominated)
+
+
 def test_count_matching_counts_what_a_selector_selects_as_pods_come_and_go():
     """Terminating pods are left out, a null selector counts none, and answers kept or first
     asked after pods came and went count the pods every requirement selects."""

@@ -158,6 +158,12 @@ def _identity(obj) -> tuple[str, str, str]:
     return getattr(obj, "kind", None) or type(obj).__name__, meta.namespace or "", meta.name
 
 
+def load_documents(source: str, docs: Iterable[Any]) -> ClusterState:
+    """The state of parsed documents (an API server's list responses), as `load_cluster`'s of files."""
+    with _loading():
+        return ClusterState.build(objects_from_documents(source, docs))
+
+
 @contextlib.contextmanager
 def _loading():
     """Loading with Python's cyclic garbage collector paused, for the load only. A large dump
@@ -197,10 +203,27 @@ def load_objects(path: str | Path, kinds: Iterable[str] | None = None) -> list:
     return [obj for _, obj in _typed(path, kinds)]
 
 
+def objects_from_documents(source: str, docs: Iterable[Any], kinds: Iterable[str] | None = None) -> list:
+    """Every object in these parsed documents (objects or lists, as a file holds them, or as an
+    API server's list responses are), typed as `load_objects` types a file's; errors name
+    ``source`` (an API server's URL) where they would name the file."""
+    def numbered() -> Iterator[tuple[str, int, dict]]:
+        index = 0
+        for doc in docs:
+            for obj in _flatten(doc, source):
+                yield source, index, obj
+                index += 1
+    return [obj for _, obj in _typed_documents(numbered(), kinds)]
+
+
 def _typed(path: str | Path, kinds: Iterable[str] | None = None) -> Iterator[tuple[str, Any]]:
     """(file, object) for every object of a known kind in a file or directory."""
+    return _typed_documents(_documents(Path(path)), kinds)
+
+
+def _typed_documents(documents: Iterable[tuple[str, int, dict]], kinds: Iterable[str] | None) -> Iterator[tuple[str, Any]]:
     wanted = set(kinds) if kinds else None
-    for file, index, raw in _documents(Path(path)):
+    for file, index, raw in documents:
         kind = raw.get("kind")
         if kind not in KINDS or (wanted and kind not in wanted):
             continue

@@ -218,6 +218,31 @@ class ClusterState:
         self._account(bound, node_name)
         return bound
 
+    def put_pod(self, pod: model.Pod) -> None:
+        """A pod added or changed (a watch's event): the old version, if any, leaves its node and
+        the new one arrives there, as `build` would place it."""
+        self.drop_pod(pod.key)
+        pod = self.with_priority(pod)
+        self._pods[pod.key] = pod
+        node = pod.spec.node_name
+        if node and pod.status.phase not in TERMINAL_PHASES and node in self.nodes:
+            self._account(pod, node)
+        elif not node and pod.status.nominated_node_name and pod.status.phase not in TERMINAL_PHASES:
+            self.nominated[pod.key] = pod
+
+    def drop_pod(self, key: str) -> None:
+        """A pod deleted (or about to be replaced): off its node, if it was counted on one."""
+        old = self._pods.pop(key, None)
+        self.nominated.pop(key, None)
+        if old is None:
+            return
+        node = old.spec.node_name
+        if node in self.pods_by_node and any(p.key == key for p in self.pods_by_node[node]):
+            self.pods_by_node[node] = [p for p in self.pods_by_node[node] if p.key != key]
+            self._bump(self.node_index[node])
+            for index in self._hooks:
+                index.leave(old, node)
+
     def evict(self, pods: list[model.Pod]) -> None:
         for pod in pods:
             self.remove(pod)
