@@ -6,35 +6,95 @@ The pipeline, in the order it runs::
     checked = check(program)                  # names, types, stages
     plan = compile_profile(checked)           # the evaluation plan
     decision = schedule(Executable(plan), load_cluster(["cluster.yaml"]), pod)
+
+The names are imported on first use (PEP 562): `policylang fmt` or `check` never pays for
+numpy, cattrs or the executors.
 """
 
-from .check import check
-from .cluster.load import load_cluster, load_objects
-from .compile import compile_all, compile_profile
-from .program import load_program, stdlib_dir
-from .run.schedule import Executable, schedule
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .check import check
+    from .cluster.load import load_cluster, load_objects
+    from .compile import compile_all, compile_profile
+    from .program import load_program, stdlib_dir
+    from .run.schedule import Executable, schedule
+
+_LAZY = {"check": ".check", "load_cluster": ".cluster.load", "load_objects": ".cluster.load",
+         "compile_all": ".compile", "compile_profile": ".compile", "load_program": ".program",
+         "stdlib_dir": ".program", "Executable": ".run.schedule", "schedule": ".run.schedule"}
 
 __all__ = ["load_program", "check", "compile_profile", "compile_all", "Executable", "schedule",
            "load_cluster", "load_objects", "stdlib_dir", "load_plans"]
 
 
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'policylang' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
 def load_plans(profile: str | None = None, config: str | None = None, base=None) -> dict:
     """Plans by profile name: from a KubeSchedulerConfiguration file, a .sched file's
     profiles, a stdlib profile by name, or the stdlib default profile. A profile file's
-    imports and uses stay under ``base`` (default: its own directory) and the stdlib."""
+    imports and uses stay under ``base`` (default: its own directory) and the stdlib.
+
+    Compiled plans are kept in the cache (cache.py) by the texts of every file they were
+    compiled from, so a second run with the same files only reads them back."""
     from pathlib import Path
+
+    from .program import stdlib_dir
 
     if config is not None:
         from .config import config_source
-        return compile_all(check(load_program(f"{config}.sched", text=config_source(config))))
+        return _compiled(f"{config}.sched", config_source(config))
 
     if profile is None or not (profile.endswith(".sched") or Path(profile).is_file()):
-        checked = check(load_program(stdlib_dir() / "default.sched"))
-        plans = compile_all(checked)
+        plans = _compiled(str(stdlib_dir() / "default.sched"))
         if profile is not None:
             from .diagnostics import InputError
             if profile not in plans:
                 raise InputError(f"no profile named '{profile}' (the stdlib has: {', '.join(sorted(plans))})")
             return {profile: plans[profile]}
         return plans
-    return compile_all(check(load_program(profile, base=base)))
+    return _compiled(profile, base=base)
+
+
+def _compiled(root: str, text: str | None = None, base=None) -> dict:
+    """compile_all(check(load_program(root, text, base))), through the cache: the key is the
+    root's name and text and the directories it may reach; the entry also names every other
+    file the program read, and is used only while each reads the same."""
+    import os
+    from pathlib import Path
+
+    from . import cache
+    from .inputs import read_text
+    from .plan import Plan
+    from .program import policy_roots
+
+    def build():
+        from .check import check
+        from .compile import compile_all
+        from .program import load_program
+
+        program = load_program(root, text=text, base=base)
+        plans = compile_all(check(program))
+        return plans, {path: source for path, source in program.sources.items() if path != root}
+
+    if not cache.enabled():
+        return build()[0]
+    try:
+        source = read_text(root) if text is None else text
+    except Exception:  # noqa: BLE001 - load_program reports an unreadable root as it should
+        return build()[0]
+    reach = policy_roots(base if base is not None else Path(root).parent if text is None else Path.cwd())
+    key = cache.key("plans", root, os.path.realpath(root), source, "\0".join(reach))
+    plans = cache.cached_with_inputs("plans", key, build, dict)
+    if not all(isinstance(p, Plan) for p in plans.values()):
+        return build()[0]
+    return plans

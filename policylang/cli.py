@@ -11,11 +11,14 @@ import sys
 import traceback
 
 from . import load_plans
-from .cluster.load import load_cluster, load_objects
-from .cluster.model import Pod
+from typing import TYPE_CHECKING
+
 from .diagnostics import InputError, PolicyError
 from .inputs import DEFAULT_MAX_INPUT_SIZE, input_size_limit, read_source
 from .program import allowed_roots
+
+if TYPE_CHECKING:
+    from .cluster.model import Pod
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -187,6 +190,7 @@ def _size(text: str) -> int:
 def _pods(paths: list[str], state=None, replicas: int | None = None) -> list[Pod]:
     """The pods in ``paths``; given a state, workloads there are expanded into their pods too,
     and their controllers added to the state."""
+    from .cluster.load import load_objects
     from .cluster.workloads import expand_workloads
 
     pods = [obj for path in paths for obj in load_objects(path, kinds=["Pod"])]
@@ -209,6 +213,7 @@ def _state_for(state, pod: Pod):
 
 
 def cmd_eval(args) -> int:
+    from .cluster.load import load_cluster
     from .pending import Held, held, targets
     from .report import Style, eval_json, eval_text
     from .run.schedule import Sampling, collector_paused, schedule
@@ -250,6 +255,7 @@ def _placed(result) -> bool:
 
 
 def cmd_explain(args) -> int:
+    from .cluster.load import load_cluster
     import attrs
 
     from .explain import explain
@@ -281,6 +287,7 @@ def cmd_explain(args) -> int:
 
 
 def cmd_simulate(args) -> int:
+    from .cluster.load import load_cluster
     from .cluster.dump import write_state
     from .report import Style, simulate_json, simulate_text
     from .simulate import simulate
@@ -335,6 +342,7 @@ def _check_state_target(out: str, clusters: list[str]) -> None:
 
 
 def cmd_diff(args) -> int:
+    from .cluster.load import load_cluster
     from .diff import changes, diff_json, diff_text
     from .report import simulate_summary, utilisation
     from .simulate import simulate

@@ -15,7 +15,7 @@ import attrs
 from . import ast
 from .diagnostics import Diagnostic, InputError, PolicyError
 from .inputs import read_text
-from .parse import parse
+from .parse import parse_file
 
 # Directories besides a policy's own tree and the stdlib that its imports and uses may reach
 # (`--allow-root DIR`).
@@ -130,7 +130,7 @@ def _load(program: Program, path: str, text: str | None, diagnostics: list, stac
         text = _read(path)
     program.sources[path] = text
     try:
-        module = parse(text, path)
+        module = parse_file(text, path)
     except PolicyError as err:
         diagnostics.extend(err.diagnostics)
         return
