@@ -31,7 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-from generate import generate  # noqa: E402
+from generate import generate, kubectl_yaml  # noqa: E402
 
 EXAMPLES = ROOT / "examples"
 POLICY = EXAMPLES / "policies" / "team.sched"
@@ -92,7 +92,7 @@ def yaml_dump(nodes: int, root: Path = ROOT) -> dict:
         directory = Path(tmp)
         cluster, pods = generate(nodes, 10, 1)
         dump = directory / "cluster.yaml"
-        dump.write_text(yaml.dump(cluster, Dumper=yaml.CSafeDumper))
+        dump.write_text(kubectl_yaml(cluster))
         (directory / "pod.json").write_text(json.dumps(pods["items"][0]))
         del cluster
         t = time.perf_counter()

@@ -14,9 +14,13 @@ numpy, cattrs or the executors.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .check import check
     from .cluster.load import load_cluster, load_objects
     from .compile import compile_all, compile_profile
@@ -25,10 +29,24 @@ if TYPE_CHECKING:
 
 _LAZY = {"check": ".check", "load_cluster": ".cluster.load", "load_objects": ".cluster.load",
          "compile_all": ".compile", "compile_profile": ".compile", "load_program": ".program",
-         "stdlib_dir": ".program", "Executable": ".run.schedule", "schedule": ".run.schedule"}
+         "stdlib_dir": ".roots", "Executable": ".run.schedule", "schedule": ".run.schedule"}
 
 __all__ = ["load_program", "check", "compile_profile", "compile_all", "Executable", "schedule",
-           "load_cluster", "load_objects", "stdlib_dir", "load_plans"]
+           "load_cluster", "load_objects", "stdlib_dir", "load_plans", "check_file"]
+
+
+class _Package(types.ModuleType):
+    """policylang's module type: importing the submodule policylang.check binds the package's
+    ``check`` to that module, which would hide the function of the same name that the eager
+    ``from .check import check`` used to leave there; a submodule never replaces a name above."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _LAZY and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str):
@@ -48,7 +66,7 @@ def load_plans(profile: str | None = None, config: str | None = None, base=None)
     compiled from, so a second run with the same files only reads them back."""
     from pathlib import Path
 
-    from .program import stdlib_dir
+    from .roots import stdlib_dir
 
     if config is not None:
         from .config import config_source
@@ -65,26 +83,59 @@ def load_plans(profile: str | None = None, config: str | None = None, base=None)
     return _compiled(profile, base=base)
 
 
+def check_file(path: str | Path) -> None:
+    """check(load_program(path)), raising PolicyError. A file that checked clean is noted in
+    the cache with the texts of every file it reads; while none of them changes, it is not
+    parsed or checked again (a pre-commit hook over unchanged files costs no checking)."""
+    _through_cache("checked", str(path), None, None, _check_only, bool)
+
+
+def _check_only(root: str, text, base):
+    from pathlib import Path
+
+    from .check import check
+    from .program import load_program
+
+    program = load_program(root, text=text, base=base)
+    check(program)
+    return True, program
+
+
+def _compile(root: str, text, base):
+    from pathlib import Path
+
+    from .check import check
+    from .compile import compile_all
+    from .program import load_program
+
+    program = load_program(root, text=text, base=base)
+    return compile_all(check(program)), program
+
+
 def _compiled(root: str, text: str | None = None, base=None) -> dict:
-    """compile_all(check(load_program(root, text, base))), through the cache: the key is the
-    root's name and text and the directories it may reach; the entry also names every other
-    file the program read, and is used only while each reads the same."""
+    """compile_all(check(load_program(root, text, base))), through the cache."""
+    from .plan import Plan
+
+    plans = _through_cache("plans", root, text, base, _compile, dict)
+    if not all(isinstance(p, Plan) for p in plans.values()):
+        return _compile(root, text, base)[0]
+    return plans
+
+
+def _through_cache(kind: str, root: str, text, base, make, expect):
+    """make(root, text, base)'s value, through the cache: the key is the root's name and text
+    and the directories it may reach; the entry also names every other file the program read,
+    and is used only while each reads the same."""
     import os
     from pathlib import Path
 
     from . import cache
     from .inputs import read_text
-    from .plan import Plan
-    from .program import policy_roots
+    from .roots import policy_roots
 
     def build():
-        from .check import check
-        from .compile import compile_all
-        from .program import load_program
-
-        program = load_program(root, text=text, base=base)
-        plans = compile_all(check(program))
-        return plans, {path: source for path, source in program.sources.items() if path != root}
+        value, program = make(root, text, base)
+        return value, {path: source for path, source in program.sources.items() if path != root}
 
     if not cache.enabled():
         return build()[0]
@@ -93,8 +144,5 @@ def _compiled(root: str, text: str | None = None, base=None) -> dict:
     except Exception:  # noqa: BLE001 - load_program reports an unreadable root as it should
         return build()[0]
     reach = policy_roots(base if base is not None else Path(root).parent if text is None else Path.cwd())
-    key = cache.key("plans", root, os.path.realpath(root), source, "\0".join(reach))
-    plans = cache.cached_with_inputs("plans", key, build, dict)
-    if not all(isinstance(p, Plan) for p in plans.values()):
-        return build()[0]
-    return plans
+    key = cache.key(kind, root, os.path.realpath(root), source, "\0".join(reach))
+    return cache.cached_with_inputs(kind, key, build, expect)

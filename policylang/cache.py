@@ -2,9 +2,9 @@
 file's AST, and compiled plans (the stdlib's and a user's profile). A command line run pays
 for parsing and compiling the stdlib once per version of policylang, not on every run.
 
-Where: ``${XDG_CACHE_HOME:-~/.cache}/policylang/cache/<kind>/<key>``, one file per entry,
-written atomically (``write.write_bytes_atomic``) with mode 0600. ``POLICYLANG_NO_CACHE=1``
-turns it off. A key is a SHA-256 over what the value is made from: the kind, the content
+Where: ``${XDG_CACHE_HOME:-~/.cache}/policylang/cache/<kind>/<key>`` (or
+``$POLICYLANG_CACHE_DIR/<kind>/<key>``), one file per entry, written atomically
+(``write.write_bytes_atomic``) with mode 0600. ``POLICYLANG_NO_CACHE=1`` turns it off. A key is a SHA-256 over what the value is made from: the kind, the content
 of its inputs, the Python version and the code of policylang itself (``code_fingerprint``:
 every module's and the grammar's size and modification time, as Python's own .pyc check,
 so a newer policylang, or an edited checkout, never reads an older one's entries).
@@ -50,6 +50,9 @@ def enabled() -> bool:
 
 
 def cache_root() -> Path:
+    """``POLICYLANG_CACHE_DIR`` (the test suite's own, for one run), else the user's cache."""
+    if os.environ.get("POLICYLANG_CACHE_DIR"):
+        return Path(os.environ["POLICYLANG_CACHE_DIR"])
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "policylang" / "cache"
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .diagnostics import InputError, PolicyError
 from .inputs import DEFAULT_MAX_INPUT_SIZE, input_size_limit, read_source
-from .program import allowed_roots
+from .roots import allowed_roots
 
 if TYPE_CHECKING:
     from .cluster.model import Pod
@@ -187,6 +187,13 @@ def _size(text: str) -> int:
     return int(number) * unit
 
 
+def load_cluster(paths: list[str]):
+    """cluster.load's load_cluster, imported on first call: cattrs and numpy are for the
+    commands that read a cluster, not for `fmt` or `check`."""
+    from .cluster.load import load_cluster as load
+    return load(paths)
+
+
 def _pods(paths: list[str], state=None, replicas: int | None = None) -> list[Pod]:
     """The pods in ``paths``; given a state, workloads there are expanded into their pods too,
     and their controllers added to the state."""
@@ -213,7 +220,6 @@ def _state_for(state, pod: Pod):
 
 
 def cmd_eval(args) -> int:
-    from .cluster.load import load_cluster
     from .pending import Held, held, targets
     from .report import Style, eval_json, eval_text
     from .run.schedule import Sampling, collector_paused, schedule
@@ -255,7 +261,6 @@ def _placed(result) -> bool:
 
 
 def cmd_explain(args) -> int:
-    from .cluster.load import load_cluster
     import attrs
 
     from .explain import explain
@@ -287,7 +292,6 @@ def cmd_explain(args) -> int:
 
 
 def cmd_simulate(args) -> int:
-    from .cluster.load import load_cluster
     from .cluster.dump import write_state
     from .report import Style, simulate_json, simulate_text
     from .simulate import simulate
@@ -342,7 +346,6 @@ def _check_state_target(out: str, clusters: list[str]) -> None:
 
 
 def cmd_diff(args) -> int:
-    from .cluster.load import load_cluster
     from .diff import changes, diff_json, diff_text
     from .report import simulate_summary, utilisation
     from .simulate import simulate
@@ -494,13 +497,12 @@ def cmd_test(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from .check import check
-    from .program import load_program
+    from . import check_file
 
     failed = False
     for path in sched_files(args.paths):
         try:
-            check(load_program(path))
+            check_file(path)
         except PolicyError as err:
             print(err.render(), file=sys.stderr)
             failed = True

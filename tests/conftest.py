@@ -14,6 +14,25 @@ settings.register_profile("thorough", max_examples=1000, deadline=None, print_bl
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def pytest_configure(config):
+    """One cache directory for the run (policylang/cache.py), shared by the xdist workers, which
+    inherit it from the controller: the stdlib is parsed and compiled once per run, not once
+    per test that loads the default profile, and nothing is read from or left in the user's
+    own cache."""
+    if os.environ.get("POLICYLANG_CACHE_DIR") or hasattr(config, "workerinput"):
+        return
+    import tempfile
+    config._policylang_cache = tempfile.TemporaryDirectory(prefix="policylang-test-cache-")
+    os.environ["POLICYLANG_CACHE_DIR"] = config._policylang_cache.name
+
+
+def pytest_unconfigure(config):
+    held = getattr(config, "_policylang_cache", None)
+    if held is not None:
+        os.environ.pop("POLICYLANG_CACHE_DIR", None)
+        held.cleanup()
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true",
                      help="rewrite golden files from the current output (review the diff before committing)")
