@@ -29,6 +29,7 @@ test: install oracle
 
 bench: install
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/startup.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis

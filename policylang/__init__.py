@@ -91,8 +91,6 @@ def check_file(path: str | Path) -> None:
 
 
 def _check_only(root: str, text, base):
-    from pathlib import Path
-
     from .check import check
     from .program import load_program
 
@@ -102,8 +100,6 @@ def _check_only(root: str, text, base):
 
 
 def _compile(root: str, text, base):
-    from pathlib import Path
-
     from .check import check
     from .compile import compile_all
     from .program import load_program
