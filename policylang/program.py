@@ -90,13 +90,16 @@ def _file_span(path: str):
 def _load(program: Program, path: str, text: str | None, diagnostics: list, stack: tuple) -> None:
     if path in program.modules:
         return
+    # Here: `policylang check` of an unchanged file never parses. A file read from disk has its
+    # AST kept in the cache; a text given in memory (generated, an editor's buffer) does not.
+    from .parse import parse, parse_file
+
+    read = parse_file if text is None else parse
     if text is None:
         text = _read(path)
     program.sources[path] = text
-    from .parse import parse_file    # here: `policylang check` of an unchanged file never parses
-
     try:
-        module = parse_file(text, path)
+        module = read(text, path)
     except PolicyError as err:
         diagnostics.extend(err.diagnostics)
         return
