@@ -57,10 +57,12 @@ def __getattr__(name: str):
     return value
 
 
-def load_plans(profile: str | None = None, config: str | None = None, base=None) -> dict:
+def load_plans(profile: str | None = None, config: str | None = None, base=None, alone: bool = False) -> dict:
     """Plans by profile name: from a KubeSchedulerConfiguration file, a .sched file's
     profiles, a stdlib profile by name, or the stdlib default profile. A profile file's
     imports and uses stay under ``base`` (default: its own directory) and the stdlib.
+    A .sched file without a profile is an error, or with ``alone`` a profile of its policy alone
+    (``plan FILE``).
 
     Compiled plans are kept in the cache (cache.py) by the texts of every file they were
     compiled from, so a second run with the same files only reads them back."""
@@ -80,7 +82,21 @@ def load_plans(profile: str | None = None, config: str | None = None, base=None)
                 raise InputError(f"no profile named '{profile}' (the stdlib has: {', '.join(sorted(plans))})")
             return {profile: plans[profile]}
         return plans
-    return _compiled(profile, base=base)
+    plans = _compiled(profile, base=base)
+    if plans:
+        return plans
+    from .diagnostics import InputError
+    from .program import load_program
+    policy = load_program(profile, base=base).root_module.policy
+    if policy is None:
+        raise InputError("no profile and no policy here: nothing to schedule with", path=profile)
+    use = f'use "./{Path(profile).name}"'
+    if not alone:
+        raise InputError(f"no profile here, only policy {policy.name}: name a file with a profile, or put it in one "
+                         f"(`profile NAME {{ ... {use} }}`)", path=profile)
+    text = f"profile {policy.name} {{\n    {use}\n}}\n"
+    own = Path(profile).parent
+    return _compiled(str(own / f"{policy.name} (alone).sched"), text, base or own)
 
 
 def check_file(path: str | Path) -> None:

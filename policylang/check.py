@@ -11,7 +11,7 @@ from __future__ import annotations
 import attrs
 
 from . import ast
-from .diagnostics import PolicyError, Reporter
+from .diagnostics import Diagnostic, PolicyError, Reporter
 from .plan import EXTENSION_POINTS, NORMALIZERS
 from .program import Program
 from .infer import NO_DEPS, SCOPE_TYPES, _Env, _ExpressionChecker, did_you_mean
@@ -28,15 +28,24 @@ class Checked:
     program: Program
     stage_deps: ast.NodeMap   # statement or expression → frozenset of scopes it depends on
     param_types: dict    # module path → {param name: Type}
+    # expression → its inferred Type (an editor's hover and field completion read it)
+    expr_types: ast.NodeMap = attrs.Factory(ast.NodeMap)
 
 
 def check(program: Program) -> Checked:
+    checked, diagnostics = check_all(program)
+    if any(d.severity == "error" for d in diagnostics):
+        raise PolicyError(diagnostics, program.sources)
+    return checked
+
+
+def check_all(program: Program) -> tuple[Checked, list[Diagnostic]]:
+    """Check without raising: what was found, with every diagnostic. An editor wants both
+    while the file has errors (types of the expressions that did check, for hover)."""
     checker = _Checker(program)
     checker.run()
-    errors = [d for d in checker.reporter.diagnostics if d.severity == "error"]
-    if errors:
-        raise PolicyError(checker.reporter.diagnostics, program.sources)
-    return Checked(program, checker.stage_deps, checker.param_types)
+    return (Checked(program, checker.stage_deps, checker.param_types, checker.expr_types),
+            checker.reporter.diagnostics)
 
 
 class _Checker(_ExpressionChecker):
@@ -44,6 +53,7 @@ class _Checker(_ExpressionChecker):
         self.program = program
         self.reporter = Reporter()
         self.stage_deps = ast.NodeMap()
+        self.expr_types = ast.NodeMap()
         self.param_types: dict[str, dict[str, Type]] = {}
         self.def_cache: dict = {}
         self.def_stack: list = []

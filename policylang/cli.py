@@ -4,17 +4,19 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from pathlib import Path
 import random
 import sys
 import traceback
 
-from . import load_plans
 from typing import TYPE_CHECKING
 
+from . import load_plans
+
 from .diagnostics import InputError, PolicyError
-from .inputs import DEFAULT_MAX_INPUT_SIZE, input_size_limit, read_source
+from .inputs import DEFAULT_MAX_INPUT_SIZE, input_size_limit, read_source, stdin_unread
 from .roots import allowed_roots
 
 if TYPE_CHECKING:
@@ -28,7 +30,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        with allowed_roots(args.allow_root), input_size_limit(args.max_input_size):
+        with allowed_roots(args.allow_root), input_size_limit(args.max_input_size), stdin_unread(), \
+                _quiet_when_pipe_closes():
             return args.run(args)
     except PolicyError as err:
         print(err.render(), file=sys.stderr)
@@ -36,8 +39,6 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    except BrokenPipeError:
-        return 0
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -47,6 +48,45 @@ def main(argv: list[str] | None = None) -> int:
 
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+
+
+@contextlib.contextmanager
+def _quiet_when_pipe_closes():
+    """A reader that stops early (``| head``) closes the pipe: the rest of the output is dropped
+    and the command still ends with the exit code its result deserves."""
+    real = sys.stdout
+    sys.stdout = _DropAfterClose(real)
+    try:
+        yield
+    finally:
+        sys.stdout = real
+
+
+class _DropAfterClose:
+    def __init__(self, stream) -> None:
+        self._stream, self._closed = stream, False
+
+    def write(self, text: str) -> int:
+        self._guarded(self._stream.write, text)
+        return len(text)
+
+    def flush(self) -> None:
+        self._guarded(self._stream.flush)
+
+    def _guarded(self, call, *args) -> None:
+        if self._closed:
+            return
+        try:
+            call(*args)
+        except BrokenPipeError:
+            self._closed = True
+            # The interpreter flushes stdout once more at exit: point it at nothing, so that
+            # this flush does not fail too.
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 def internal_error(err: BaseException) -> int:
@@ -63,6 +103,7 @@ def internal_error(err: BaseException) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="policylang", description="Policy-as-code for Kubernetes scheduling.")
+    p.add_argument("--version", action="version", version=f"policylang {_version()}")
     sub = p.add_subparsers(dest="command")
 
     e = sub.add_parser("eval", help="where would these pods go, and why not elsewhere")
@@ -78,12 +119,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="among equally scored nodes pick the smallest name (default) or a seeded random one")
     e.add_argument("--seed", type=int, default=0)
     e.add_argument("--no-preemption", action="store_true", help="do not run PostFilter's preemption search")
-    e.add_argument("--percentage-of-nodes-to-score", type=int, metavar="N",
+    e.add_argument("--percentage-of-nodes-to-score", type=_percentage, metavar="N",
                    help="stop filtering once this share of nodes is feasible, as upstream (0: adaptive); "
                         "default: every node is evaluated")
-    e.add_argument("--executor", choices=("vector", "reference"), default="vector",
-                   help="how Filter and Score run: over every node at once (vector, the default) or node by node "
-                        "(reference, the interpreter the vector executor is tested against)")
+    _executor_argument(e)
     e.set_defaults(run=cmd_eval)
 
     x = sub.add_parser("explain", help="why a pod is Pending: every failing filter, near misses, what would fit")
@@ -92,36 +131,44 @@ def _parser() -> argparse.ArgumentParser:
     x.add_argument("--profile", metavar="PATH|NAME")
     x.add_argument("--config", metavar="PATH")
     x.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    x.add_argument("--no-preemption", action="store_true", help="do not run PostFilter's preemption search")
+    _executor_argument(x)
+    x.add_argument("--all", action="store_true", dest="every",
+                   help="list every node on its own row, every near miss and every suggestion, and try fixes on "
+                        "every near miss (default: nodes that fail alike share a row; the first 5 of each list)")
+    x.add_argument("--suggest-infrastructure", action="store_true",
+                   help="also suggest uncordoning a node or tolerating a control-plane or node-lifecycle taint")
     x.set_defaults(run=cmd_explain)
 
     sm = sub.add_parser("simulate", help="schedule a batch of pending pods one by one")
     sm.add_argument("--cluster", action="append", required=True, metavar="PATH")
-    sm.add_argument("--pods", action="append", required=True, metavar="PATH", help="the pending pods (repeatable)")
+    sm.add_argument("--pods", "--pod", action="append", required=True, metavar="PATH",
+                    help="the pending pods, and workloads to expand into pods (repeatable)")
     sm.add_argument("--profile", metavar="PATH|NAME")
     sm.add_argument("--config", metavar="PATH", help="a KubeSchedulerConfiguration file")
     sm.add_argument("-o", "--output", choices=("text", "json"), default="text")
     sm.add_argument("--write-state", metavar="OUT.yaml", help="write the resulting cluster as kubectl-style YAML")
     sm.add_argument("--no-preemption", action="store_true")
-    sm.add_argument("--percentage-of-nodes-to-score", type=int, metavar="N",
+    sm.add_argument("--percentage-of-nodes-to-score", type=_percentage, metavar="N",
                     help="score only this share of nodes, as upstream (default: the profile's setting, else "
                          "upstream's adaptive default; 100 scores every node)")
-    sm.add_argument("--replicas", type=int, metavar="N",
-                    help="expand Deployments, StatefulSets, ReplicaSets and Jobs in --pods into N pods each "
-                         "(default: their own replica count)")
+    _replicas_argument(sm)
     sm.add_argument("--tie-break", choices=("name", "random"), default="name")
     sm.add_argument("--seed", type=int, default=0)
-    sm.add_argument("--executor", choices=("vector", "reference"), default="vector",
-                    help="how Filter and Score run: over every node at once (vector, the default) or node by node "
-                         "(reference, the interpreter the vector executor is tested against)")
+    _executor_argument(sm)
     sm.set_defaults(run=cmd_simulate)
 
     d = sub.add_parser("diff", help="what a policy change does: simulate the same pods under two profiles")
-    d.add_argument("--policy", action="append", required=True, metavar="NAME|FILE",
-                   help="twice: a stdlib profile name, a .sched file with a profile, or a KubeSchedulerConfiguration")
+    d.add_argument("--policy", action="append", dest="sides", default=[], metavar="NAME|FILE",
+                   type=lambda v: ("policy", v),
+                   help="a stdlib profile name, a .sched file with a profile, or a KubeSchedulerConfiguration")
+    d.add_argument("--config", action="append", dest="sides", metavar="PATH", type=lambda v: ("config", v),
+                   help="a KubeSchedulerConfiguration; --policy and --config together name the two sides, in order")
     d.add_argument("--cluster", action="append", required=True, metavar="PATH")
-    d.add_argument("--pods", action="append", required=True, metavar="PATH")
+    d.add_argument("--pods", "--pod", action="append", required=True, metavar="PATH")
     d.add_argument("-o", "--output", choices=("text", "json"), default="text")
     d.add_argument("--no-preemption", action="store_true")
+    _replicas_argument(d)
     d.set_defaults(run=cmd_diff)
 
     pl = sub.add_parser("plan", help="print the evaluation plan of a profile")
@@ -154,19 +201,56 @@ def _parser() -> argparse.ArgumentParser:
     li = sub.add_parser("lint", help="lint .sched policies, scheduler configs and workload manifests")
     lint_arguments(li)
     li.set_defaults(run=cmd_lint)
+    ls = sub.add_parser("lsp", help="the language server, over stdio (for editors: see README, Editors)")
+    ls.add_argument("--stdio", action="store_true", help="talk over stdin and stdout (the default and only way)")
+    ls.set_defaults(run=cmd_lsp)
     for command in sub.choices.values():
         _input_arguments(command)
     return p
 
 
 def _pod_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--pod", action="append", metavar="PATH|NAMESPACE/NAME",
-                   help="the pod(s) to place: a file or directory, or a pod of the --cluster dump by "
-                        "NAMESPACE/NAME or NAME (with -n); repeatable (default: every pending pod of the dump)")
+    p.add_argument("--pod", "--pods", action="append", metavar="PATH|NAMESPACE/NAME",
+                   help="the pod(s) to place: a file or directory (- for standard input) of pods or workloads, or a "
+                        "pod of the --cluster dump by NAMESPACE/NAME or NAME (with -n); repeatable (default: every "
+                        "pending pod of the dump)")
+    _replicas_argument(p)
     p.add_argument("-n", "--namespace", default="default", help="the namespace of a --pod NAME (default: default)")
     p.add_argument("--as-pending", action="store_true",
                    help="a pod of the dump already bound (or finished): where would it go if it were pending "
                         "(evaluated without itself on its node)")
+
+
+def _replicas_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--replicas", type=int, metavar="N",
+                   help="expand Deployments, ReplicaSets, StatefulSets, Jobs, CronJobs and DaemonSets among the pods "
+                        "into N pods each (default: their own replica count)")
+
+
+def _executor_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--executor", choices=("vector", "reference"), default="vector",
+                   help="how Filter and Score run: over every node at once (vector, the default) or node by node "
+                        "(reference, the interpreter the vector executor is tested against)")
+
+
+def _percentage(text: str) -> int:
+    """--percentage-of-nodes-to-score, refused outside 0..100 as kube-scheduler's configuration
+    validation refuses it (pkg/scheduler/apis/config/validation/validation.go)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to 100, got {text!r}") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"Invalid value: {value}: not in valid range [0-100]")
+    return value
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("policylang")
+    except PackageNotFoundError:
+        return "(not installed)"
 
 
 def _input_arguments(p: argparse.ArgumentParser) -> None:
@@ -187,6 +271,12 @@ def _size(text: str) -> int:
     return int(number) * unit
 
 
+def state_for(state, pod):
+    """pending.state_for, imported on first call (pending imports the cluster state, numpy)."""
+    from .pending import state_for as of
+    return of(state, pod)
+
+
 def load_cluster(paths: list[str]):
     """cluster.load's load_cluster, imported on first call: cattrs and numpy are for the
     commands that read a cluster, not for `fmt` or `check`."""
@@ -194,29 +284,11 @@ def load_cluster(paths: list[str]):
     return load(paths)
 
 
-def _pods(paths: list[str], state=None, replicas: int | None = None) -> list[Pod]:
-    """The pods in ``paths``; given a state, workloads there are expanded into their pods too,
-    and their controllers added to the state."""
-    from .cluster.load import load_objects
-    from .cluster.workloads import expand_workloads
+def _pods(paths: list[str], state, replicas: int | None = None) -> list[Pod]:
+    """The pods in ``paths`` and those their workloads would make, whose controllers join the state."""
+    from .pending import expand_into
 
-    pods = [obj for path in paths for obj in load_objects(path, kinds=["Pod"])]
-    if state is not None:
-        for path in paths:
-            expanded, owners = expand_workloads(path, replicas)
-            pods += expanded
-            state.workloads.extend(owners)
-    if not pods:
-        raise InputError("no Pod found", path=", ".join(paths))
-    return pods
-
-
-def _state_for(state, pod: Pod):
-    """The state to place ``pod`` in: without its own copy, when the dump holds the same pod
-    (bound or nominated, it would count against itself)."""
-    if any(p.key == pod.key for p in state.pods):
-        return state.without([pod])
-    return state
+    return expand_into(state, paths, replicas)
 
 
 def cmd_eval(args) -> int:
@@ -228,20 +300,20 @@ def cmd_eval(args) -> int:
         raise InputError("give --profile or --config, not both")
     plans = load_plans(args.profile, args.config)
     state = load_cluster(args.cluster)
-    found = targets(args.pod, args.namespace, state, args.cluster)
-    profile_for = _profile_chooser(plans, every_pod=not args.config, executor=args.executor)
+    found = targets(args.pod, args.namespace, state, args.cluster, args.replicas)
+    profile_for = _profile_chooser(plans, every_pod=bool(args.profile), executor=args.executor)
     rng = random.Random(args.seed) if args.tie_break == "random" else None
     results = []
     with collector_paused():
         for target in found:
-            pod = held(target, args.as_pending)
+            pod = _unless_held(held(target, args.as_pending), profile_for, plans)
             if isinstance(pod, Held):
                 results.append(pod)
                 continue
-            exe = _required_profile(profile_for, pod, plans)
+            exe = profile_for(pod)
             sampling = (Sampling(args.percentage_of_nodes_to_score)
                         if args.percentage_of_nodes_to_score is not None else None)
-            results.append(schedule(exe, _state_for(state, pod), pod, rng=rng, preemption=not args.no_preemption,
+            results.append(schedule(exe, state_for(state, pod), pod, rng=rng, preemption=not args.no_preemption,
                                     sampling=sampling))
     if args.output == "json":
         print(eval_json(results))
@@ -251,8 +323,19 @@ def cmd_eval(args) -> int:
     return 0 if all(_placed(r) for r in results) else 1
 
 
+def _unless_held(pod, profile_for, plans: dict):
+    """The pod to schedule, or why it is not scheduled: ``held``'s reasons, or a schedulerName no
+    profile has (kube-scheduler leaves such a pod to that scheduler; every verb does the same)."""
+    from .pending import Held
+
+    if isinstance(pod, Held) or profile_for(pod) is not None:
+        return pod
+    return Held(pod, other_scheduler=pod.spec.scheduler_name, profiles=tuple(sorted(plans)))
+
+
 def _placed(result) -> bool:
-    """Exit 0 for a pod scheduled, already bound or finished; 1 for one unschedulable or gated."""
+    """Exit 0 for a pod scheduled, already bound, finished or left to another scheduler; 1 for one
+    unschedulable or gated."""
     from .pending import Held
 
     if isinstance(result, Held):
@@ -263,31 +346,39 @@ def _placed(result) -> bool:
 def cmd_explain(args) -> int:
     import attrs
 
-    from .explain import explain
+    from .explain import FIX_TRIES, explain
     from .pending import Held, held, targets, ungated
     from .report import Style, explain_json, explain_text
 
     if args.config and args.profile:
         raise InputError("give --profile or --config, not both")
     plans = load_plans(args.profile, args.config)
-    profile_for = _profile_chooser(plans, every_pod=not args.config)
+    profile_for = _profile_chooser(plans, every_pod=bool(args.profile), executor=args.executor)
     state = load_cluster(args.cluster)
+    found = targets(args.pod, args.namespace, state, args.cluster, args.replicas)
+    options = {"preemption": not args.no_preemption, "infrastructure": args.suggest_infrastructure,
+               "fix_tries": None if args.every else FIX_TRIES}
+    progress = _progress_bar if sys.stderr.isatty() and args.output == "text" and len(found) > 5 else None
     explanations = []
-    for target in targets(args.pod, args.namespace, state, args.cluster):
-        pod = held(target, args.as_pending)
-        if isinstance(pod, Held) and pod.gates:
+    for done, target in enumerate(found, 1):
+        pod = _unless_held(held(target, args.as_pending), profile_for, plans)
+        if isinstance(pod, Held) and pod.gates and profile_for(ungated(pod.pod)) is not None:
             # What removing the gates would do.
             free = ungated(pod.pod)
-            pod = attrs.evolve(pod, ungated=explain(_required_profile(profile_for, free, plans),
-                                                    _state_for(state, free), free))
+            pod = attrs.evolve(pod, ungated=explain(profile_for(free), state_for(state, free), free, **options))
         if isinstance(pod, Held):
             explanations.append(pod)
-            continue
-        explanations.append(explain(_required_profile(profile_for, pod, plans), _state_for(state, pod), pod))
+        else:
+            explanations.append(explain(profile_for(pod), state_for(state, pod), pod, **options))
+        if progress:
+            progress(done, len(found))
+    if progress:
+        print(file=sys.stderr)
     if args.output == "json":
         print(explain_json(explanations))
     else:
-        print(explain_text(explanations, Style(sys.stdout.isatty() and not os.environ.get("NO_COLOR"))))
+        print(explain_text(explanations, Style(sys.stdout.isatty() and not os.environ.get("NO_COLOR")),
+                           every=args.every))
     return 0 if all(_placed(e) for e in explanations) else 1
 
 
@@ -350,23 +441,24 @@ def cmd_diff(args) -> int:
     from .report import simulate_summary, utilisation
     from .simulate import simulate
 
-    if len(args.policy) != 2:
-        raise InputError("give --policy exactly twice: the policy before and after")
-    pods = _pods(args.pods)
+    if len(args.sides) != 2:
+        raise InputError("name the two sides to compare: --policy and --config, twice in all (before, then after)")
     runs = []
-    for policy in args.policy:
-        is_config = policy.endswith((".yaml", ".yml"))
+    for how, policy in args.sides:
+        is_config = how == "config" or policy.endswith((".yaml", ".yml"))
         plans = load_plans(None if is_config else policy, policy if is_config else None)
         state = load_cluster(args.cluster)
+        pods = _pods(args.pods, state, args.replicas)
         placements = simulate(_profile_chooser(plans, every_pod=not is_config), state, pods,
                               preemption=not args.no_preemption)
         runs.append((placements, state))
     (a, state_a), (b, state_b) = runs
+    (_, before), (_, after) = args.sides
     found = changes(a, b)
     if args.output == "json":
-        print(diff_json(args.policy[0], args.policy[1], found, simulate_summary(a), simulate_summary(b)))
+        print(diff_json(before, after, found, simulate_summary(a), simulate_summary(b)))
     else:
-        print(diff_text(args.policy[0], args.policy[1], found, simulate_summary(a), simulate_summary(b),
+        print(diff_text(before, after, found, simulate_summary(a), simulate_summary(b),
                         utilisation(state_a), utilisation(state_b)))
     return 0
 
@@ -381,14 +473,6 @@ def _profile_chooser(plans: dict, every_pod: bool, executor: str = "vector"):
         only = next(iter(executables.values()))
         return lambda pod: only
     return lambda pod: executables.get(pod.spec.scheduler_name)
-
-
-def _required_profile(profile_for, pod: Pod, plans: dict):
-    exe = profile_for(pod)
-    if exe is None:
-        raise InputError(f"no profile for schedulerName '{pod.spec.scheduler_name}' "
-                         f"(profiles: {', '.join(sorted(plans))})", obj=f"Pod {pod.key}")
-    return exe
 
 
 def _progress_bar(done: int, total: int) -> None:
@@ -409,7 +493,7 @@ def cmd_plan(args) -> int:
     notes = None
     if args.vector:
         from .run.vector.passes import describe as notes
-    for plan in load_plans(args.profile, args.config).values():
+    for plan in load_plans(args.profile, args.config, alone=True).values():
         print(plan_text(plan, notes))
     return 0
 
@@ -507,6 +591,15 @@ def cmd_check(args) -> int:
             print(err.render(), file=sys.stderr)
             failed = True
     return 2 if failed else 0
+
+
+def cmd_lsp(args) -> int:
+    import importlib.util
+
+    if importlib.util.find_spec("pygls") is None:
+        raise InputError("the language server needs pygls: pip install 'policylang[lsp]'")
+    from .lsp.server import main as serve  # imported here: no other command pays for the LSP stack
+    return serve()
 
 
 def cmd_lint(args) -> int:

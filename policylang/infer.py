@@ -48,6 +48,7 @@ class _ExpressionChecker:
         method = getattr(self, "infer_" + type(e).__name__)
         t, deps = method(e, env)
         self.stage_deps[e] = deps
+        self.expr_types[e] = t
         return t, deps
 
     def infer_Literal(self, e: ast.Literal, env):

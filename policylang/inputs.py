@@ -2,8 +2,9 @@
 test files, lint settings — when whoever wrote them may be hostile (a pull request in CI).
 
 Only regular files are read (never a FIFO, a device, a socket, or anything under /proc, /sys
-or /dev), at most ``max_input_size()`` bytes of them, as UTF-8 (a byte-order mark is
-dropped). Every refusal is an InputError naming the file.
+or /dev), and ``-``, standard input, once; at most ``max_input_size()`` bytes of them, as UTF-8,
+or UTF-16 as PowerShell writes it (a byte-order mark is dropped). Every refusal is an
+InputError naming the file.
 """
 
 from __future__ import annotations
@@ -13,14 +14,28 @@ import contextvars
 import os
 from pathlib import Path
 import stat
+import sys
 
 from .diagnostics import InputError
+
+STDIN = "-"
+_STDIN_READ: contextvars.ContextVar[bool] = contextvars.ContextVar("stdin_read", default=False)
 
 DEFAULT_MAX_INPUT_SIZE = 256 * 1024 * 1024
 _MAX_INPUT_SIZE: contextvars.ContextVar[int] = contextvars.ContextVar("max_input_size",
                                                                        default=DEFAULT_MAX_INPUT_SIZE)
 # Pseudo-file systems whose "files" are endless, block, or disclose the process (environ).
 _SPECIAL_TREES = ("/proc", "/sys", "/dev")
+
+
+@contextlib.contextmanager
+def stdin_unread():
+    """Within the block (one command), ``-`` may be read once."""
+    token = _STDIN_READ.set(False)
+    try:
+        yield
+    finally:
+        _STDIN_READ.reset(token)
 
 
 def max_input_size() -> int:
@@ -40,6 +55,8 @@ def input_size_limit(limit: int | None):
 def read_bytes(path: str | Path) -> bytes:
     """The contents of the regular file ``path``, refusing special files and files past the limit."""
     name = str(path)
+    if name == STDIN:
+        return _read_stdin()
     resolved = os.path.realpath(name)
     if any(resolved == tree or resolved.startswith(tree + os.sep) for tree in _SPECIAL_TREES):
         raise InputError("not a regular file (a special file under /proc, /sys or /dev)", path=name)
@@ -69,6 +86,19 @@ def read_bytes(path: str | Path) -> bytes:
     return data
 
 
+def _read_stdin() -> bytes:
+    """Standard input, bounded like a file; a second ``-`` is refused (it would read nothing)."""
+    if _STDIN_READ.get():
+        raise InputError("standard input was already read: give - once", path="<stdin>")
+    _STDIN_READ.set(True)
+    limit = max_input_size()
+    data = _read_at_most(sys.stdin.buffer, limit + 1)
+    if len(data) > limit:
+        raise InputError(f"larger than the input size limit of {limit} bytes (raise it with --max-input-size)",
+                         path="<stdin>")
+    return data
+
+
 def _read_at_most(f, n: int) -> bytes:
     """Up to n bytes, in chunks: f.read(n) would allocate all n at once (the limit is 256 MiB)."""
     chunks, left = [], n
@@ -82,7 +112,16 @@ def _read_at_most(f, n: int) -> bytes:
 
 
 def decode(data: bytes, path: str) -> str:
-    """UTF-8 text without a leading byte-order mark; line endings are kept as they are."""
+    """UTF-8 text without a leading byte-order mark, or UTF-16 with one, or without one when the
+    first character is ASCII (PowerShell's `>` writes UTF-16); line endings are kept as they are."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(data) > 1 and (data[0] == 0) != (data[1] == 0)):
+        encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else (
+            "utf-16-le" if data[1] == 0 else "utf-16-be")
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError as err:
+            raise InputError(f"not valid UTF-16 (byte {err.start})", path=path) from None
+        return text[1:] if text.startswith("\ufeff") else text
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:

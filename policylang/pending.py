@@ -9,7 +9,6 @@ from typing import Optional
 
 import attrs
 
-from .cluster.load import load_objects
 from .cluster.model import Pod
 from .cluster.state import TERMINAL_PHASES, ClusterState
 from .diagnostics import InputError
@@ -38,11 +37,14 @@ def is_pending(pod: Pod) -> bool:
 
 @attrs.frozen
 class Held:
-    """A pod eval/explain does not schedule: already bound, finished, or gated."""
+    """A pod eval/explain does not schedule: already bound, finished, gated, or for a scheduler
+    none of the profiles is (kube-scheduler leaves such a pod to that scheduler)."""
     pod: Pod
     bound_to: Optional[str] = None
     phase: Optional[str] = None             # Succeeded or Failed
     gates: tuple[str, ...] = ()
+    other_scheduler: Optional[str] = None   # its spec.schedulerName, which no profile has
+    profiles: tuple[str, ...] = ()          # with other_scheduler: the profiles there are
     ungated: object = None                  # explain: the Explanation of the pod without its gates
 
     @property
@@ -56,10 +58,12 @@ class Target:
     from_dump: bool
 
 
-def targets(pod_args: Optional[list[str]], namespace: str, state: ClusterState, clusters: list[str]) -> list[Target]:
+def targets(pod_args: Optional[list[str]], namespace: str, state: ClusterState, clusters: list[str],
+            replicas: Optional[int] = None) -> list[Target]:
     """The pods to answer for: every pending pod of the dump without --pod; otherwise each --pod,
-    a file or directory when one exists there, else NAMESPACE/NAME (or NAME in ``namespace``)
-    picked out of the dump."""
+    a file or directory (or - for standard input) when one exists there, its pods and the pods its
+    workloads would make (``expand_into``), else NAMESPACE/NAME (or NAME in ``namespace``) picked
+    out of the dump."""
     if not pod_args:
         found = [Target(p, True) for p in state.pods if is_pending(p)]
         if not found:
@@ -68,14 +72,26 @@ def targets(pod_args: Optional[list[str]], namespace: str, state: ClusterState, 
         return found
     out = []
     for arg in pod_args:
-        if os.path.exists(arg) or arg.endswith((".yaml", ".yml", ".json")):
-            pods = load_objects(arg, kinds=["Pod"])
-            if not pods:
-                raise InputError("no Pod found", path=arg)
-            out += [Target(p, False) for p in pods]
+        if arg == "-" or os.path.exists(arg) or arg.endswith((".yaml", ".yml", ".json")):
+            out += [Target(p, False) for p in expand_into(state, [arg], replicas)]
         else:
             out.append(Target(_by_name(arg, namespace, state, clusters), True))
     return out
+
+
+def expand_into(state: ClusterState, paths: list[str], replicas: Optional[int] = None) -> list[Pod]:
+    """The pods in ``paths`` and those their workloads would make (``replicas`` each, or their own
+    count), whose controllers join ``state`` (topology spreading and preemption read them)."""
+    from .cluster.workloads import read_pods_and_workloads
+
+    pods = []
+    for path in paths:
+        found, owners = read_pods_and_workloads(path, replicas, state)
+        pods += found
+        state.add_workloads(owners)
+    if not pods:
+        raise InputError("no Pod or workload found", path=", ".join(paths))
+    return pods
 
 
 def _by_name(arg: str, namespace: str, state: ClusterState, clusters: list[str]) -> Pod:
@@ -102,6 +118,14 @@ def held(target: Target, as_pending: bool) -> "Held | Pod":
     if pod.spec.scheduling_gates:
         return Held(pod, gates=gates_of(pod))
     return pod
+
+
+def state_for(state: ClusterState, pod: Pod) -> ClusterState:
+    """The state to place ``pod`` in: without its own copy, when the dump holds the same pod
+    (bound or nominated, it would count against itself)."""
+    if any(p.key == pod.key for p in state.pods):
+        return state.without([pod])
+    return state
 
 
 def ungated(pod: Pod) -> Pod:

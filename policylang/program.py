@@ -40,11 +40,13 @@ class Program:
         return [(path, p) for path, m in self.modules.items() for p in m.of_type(ast.Profile)]
 
 
-def load_program(path: str | Path | None = None, text: str | None = None, base: str | Path | None = None) -> Program:
+def load_program(path: str | Path | None = None, text: str | None = None, base: str | Path | None = None,
+                 parsed: ast.Module | None = None) -> Program:
     """Parse ``path`` (or ``text``) and everything it reaches; raises PolicyError.
 
     Imports and uses reach only files under ``base`` (default: the directory of ``path``, or
-    the working directory for bare text), the stdlib and the roots `allowed_roots` adds."""
+    the working directory for bare text), the stdlib and the roots `allowed_roots` adds.
+    ``parsed``: the root's text already parsed (the language server parses as it edits)."""
     root = str(path) if path is not None else "<input>"
     if base is None:
         base = Path(root).parent if path is not None else Path.cwd()
@@ -52,7 +54,7 @@ def load_program(path: str | Path | None = None, text: str | None = None, base: 
     if text is None and not root.endswith(".sched"):
         raise PolicyError([Diagnostic("P063", "not a .sched policy file", _file_span(root))])
     diagnostics: list[Diagnostic] = []
-    _load(program, root, text, diagnostics, stack=())
+    _load(program, root, text, diagnostics, stack=(), parsed=parsed)
     if diagnostics:
         raise PolicyError(diagnostics, program.sources)
     return program
@@ -87,7 +89,8 @@ def _file_span(path: str):
     return Span(path, 0, 0, 0, 0)
 
 
-def _load(program: Program, path: str, text: str | None, diagnostics: list, stack: tuple) -> None:
+def _load(program: Program, path: str, text: str | None, diagnostics: list, stack: tuple,
+          parsed: ast.Module | None = None) -> None:
     if path in program.modules:
         return
     # Here: `policylang check` of an unchanged file never parses. A file read from disk has its
@@ -99,7 +102,7 @@ def _load(program: Program, path: str, text: str | None, diagnostics: list, stac
         text = _read(path)
     program.sources[path] = text
     try:
-        module = read(text, path)
+        module = parsed if parsed is not None else read(text, path)
     except PolicyError as err:
         diagnostics.extend(err.diagnostics)
         return

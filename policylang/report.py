@@ -58,6 +58,8 @@ def held_json(h) -> dict:
         out["bound_to"] = h.bound_to
     if h.phase:
         out["phase"] = h.phase
+    if h.other_scheduler:
+        out["left_to_scheduler"] = h.other_scheduler
     if h.gates:
         out["message"] = GATED_MESSAGE
         out["gated"] = {"gates": list(h.gates),
@@ -180,6 +182,9 @@ def held_text(h, style: Style) -> str:
         return f"{head}: already bound to {_printable(h.bound_to)}"
     if h.phase:
         return f"{head}: {h.phase}, not scheduled again"
+    if h.other_scheduler:
+        return (f"{head}: left to scheduler {_printable(h.other_scheduler)} (its schedulerName; no profile of that "
+                f"name here: {_printable(', '.join(h.profiles))})")
     lines = [f"{head}: {style.bad('gated')} by scheduling gates {_printable(', '.join(h.gates))}",
              f"  PodScheduled=False, reason {GATED_REASON}: {GATED_MESSAGE}",
              f"  kube-scheduler does not attempt it (PreEnqueue, SchedulingGates: {_printable(pre_enqueue_message(h.pod))})"]
@@ -306,21 +311,36 @@ def explain_json(explanations) -> str:
     results = []
     for e in explanations:
         if _is_held(e):
-            results.append({**held_json(e), "near_misses": [], "suggestions": []})
+            results.append({**held_json(e), "causes": [], "near_misses": [], "suggestions": [], "withheld": []})
             continue
         doc = decision_json(e.decision)
         for n in doc["nodes"]:
             n["filters"] = {plugin: {"code": s.code, "reasons": list(s.reasons)}
                             for plugin, s in e.filters.get(n["name"], {}).items()}
+        doc["causes"] = [{"plugin": c.plugin, "reason": c.reason, "nodes": list(c.nodes), "detail": c.detail}
+                         for c in e.causes]
         doc["near_misses"] = [{"node": name, "plugin": s.plugin, "code": s.code, "reasons": list(s.reasons)}
                               for name, s in e.near_misses]
-        doc["suggestions"] = [{"change": s.change, "node": s.node, "schedules_on": s.result, "verified": True}
-                              for s in e.suggestions]
+        doc["suggestions"] = [_suggestion_json(s) for s in e.suggestions]
+        doc["withheld"] = [_suggestion_json(s) for s in e.withheld]
         results.append(doc)
     return json.dumps({"schema": EXPLAIN_SCHEMA, "results": results}, indent=2)
 
 
-def explain_text(explanations, style: Style) -> str:
+def _suggestion_json(s) -> dict:
+    return {"change": s.change, "node": s.nodes[0], "nodes": list(s.nodes), "schedules_on": s.result,
+            "verified": True, "infrastructure": s.infrastructure}
+
+
+# What the text shows of long lists unless --all: enough to act on, and a count of the rest, so
+# that a pod on 2,000 nodes reads in a screen or two. Up to GROUP_ABOVE nodes, each has its row.
+SHOWN = 5
+GROUP_ABOVE = 20
+
+
+def explain_text(explanations, style: Style, *, every: bool = False) -> str:
+    """``every``: one row per node, and every near miss and suggestion (explain --all)."""
+    shown = None if every else SHOWN
     out = []
     for e in explanations:
         if _is_held(e):
@@ -328,23 +348,73 @@ def explain_text(explanations, style: Style) -> str:
             continue
         d = e.decision
         lines = [decision_text(d, style).split("\n\n")[0]]
-        lines += ["", "NODE".ljust(12) + "FAILING FILTERS (each as if it ran alone)"]
-        width = max([len(n) for n in e.filters] + [10]) + 2
-        for name in sorted(e.filters, key=lambda n: (sum(s.code not in ("Success", "Skip")
-                                                             for s in e.filters[n].values()), n)):
-            failing = [f"{p}: {s.message}" for p, s in e.filters[name].items() if s.code not in ("Success", "Skip")]
-            lines.append(name.ljust(width) + (style.bad("; ".join(failing)) if failing else style.good("fits")))
+        grouped = not every and len(e.filters) > GROUP_ABOVE
+        if not d.selected and e.causes:
+            lines += ["", "Causes (each filter as if it ran alone; a node may fail several):"]
+            for c in e.causes:
+                lines.append(f"  {_count(len(c.nodes), 'node')}: {c.plugin}: {c.reason}"
+                             + (f" — {c.detail}" if c.detail else ""))
+                if grouped:  # else the table below names every node
+                    lines.append("    " + style.dim(_some(c.nodes, shown)))
+        lines += ["", *_node_table(e.filters, style, grouped=grouped)]
         if not d.selected:
             lines.append("")
             if e.near_misses:
                 lines.append("Near misses (one filter away):")
-                lines += [f"  {name.ljust(width)}{s.plugin}: {s.message}" for name, s in e.near_misses]
+                width = max([len(name) for name, _ in e.near_misses] + [10]) + 2
+                lines += [f"  {name.ljust(width)}{s.plugin}: {s.message}" for name, s in _first(e.near_misses, shown)]
+                lines += _more(len(e.near_misses), shown)
             else:
                 lines.append("No near misses: every node fails more than one filter.")
             if e.suggestions:
                 lines.append("What would make it fit (each checked by running the plan again):")
-                lines += [f"  - {s.change} → schedules on {s.result}" for s in e.suggestions]
+                lines += [f"  - {s.change} → schedules on {s.result}"
+                          + (f" (makes room on {len(s.nodes)} nodes: {_some(s.nodes, 3)})" if len(s.nodes) > 1 else "")
+                          for s in _first(e.suggestions, shown)]
+                lines += _more(len(e.suggestions), shown)
+            elif e.withheld:
+                lines.append("Only a change to the cluster's own machinery would make it fit (uncordoning a node, or "
+                             "tolerating a control-plane or node-lifecycle taint); --suggest-infrastructure shows it.")
             else:
                 lines.append("No single change found that makes it fit.")
         out.append("\n".join(lines))
     return "\n\n".join(out)
+
+
+def _node_table(filters: dict, style: Style, *, grouped: bool) -> list[str]:
+    """Every node's failing filters; with ``grouped``, nodes that fail alike share a row."""
+    rows: dict[str, list[str]] = {}
+    for name in sorted(filters):
+        failing = "; ".join(f"{p}: {s.message}" for p, s in filters[name].items() if s.code not in ("Success", "Skip"))
+        rows.setdefault(failing if grouped else name, []).append(name)
+    order = sorted(rows.values(), key=lambda names: (_failing_count(filters[names[0]]), names[0]))
+    labels = [names[0] if len(names) == 1 else _count(len(names), "node") for names in order]
+    width = max([len(label) for label in labels] + [10]) + 2
+    lines = ["NODE".ljust(width) + "FAILING FILTERS (each as if it ran alone)"]
+    for label, names in zip(labels, order):
+        failing = [f"{p}: {s.message}" for p, s in filters[names[0]].items() if s.code not in ("Success", "Skip")]
+        lines.append(label.ljust(width) + (style.bad("; ".join(failing)) if failing else style.good("fits")))
+        if len(names) > 1:
+            lines.append("  " + style.dim(_some(names, SHOWN)))
+    return lines
+
+
+def _failing_count(by_plugin: dict) -> int:
+    return sum(s.code not in ("Success", "Skip") for s in by_plugin.values())
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _first(items, shown: "int | None"):
+    return items if shown is None else items[:shown]
+
+
+def _more(total: int, shown: "int | None") -> list[str]:
+    return [] if shown is None or total <= shown else [f"  … and {total - shown} more (--all shows every one)"]
+
+
+def _some(names, shown: "int | None") -> str:
+    listed = ", ".join(_first(names, shown))
+    return listed if shown is None or len(names) <= shown else f"{listed} … and {len(names) - shown} more"

@@ -100,8 +100,6 @@ def run_file(path: Path, coverage: Coverage | None = None) -> list[Outcome]:
                              f"(allow another directory with --allow-root)", path=str(path), field="profile")
         profile = str((base / profile).resolve())
     plans = load_plans(profile, base=base)
-    if not plans:
-        raise InputError(f"{profile} declares no profile", path=str(path), field="profile")
     exe = Executable(next(iter(plans.values())))
     if coverage is not None:
         coverage.add_plan(exe)

@@ -79,3 +79,19 @@ def test_the_stdlib_checks_clean():
     from policylang import stdlib_dir
     for path in sorted(stdlib_dir().glob("*.sched")):
         check(load_program(path))
+
+
+def test_check_all_reports_without_raising_and_keeps_each_expressions_type():
+    from policylang.check import check_all
+    from policylang.lint.sched_ast import all_exprs
+    from policylang import ast as A
+    text = ('policy P\n\nfilter f {\n    reject when pod.spec.tolerationz == null reason "no"\n'
+            '    reject when len(node.spec.taints) > 0 reason "tainted"\n}\n')
+    program = load_program("p.sched", text=text)
+    checked, diagnostics = check_all(program)
+    assert [d.code for d in diagnostics] == ["P012"]
+    with pytest.raises(PolicyError):
+        check(program)
+    types = {f"{e.target.target.id}.{e.target.name}.{e.name}": str(checked.expr_types[e])
+             for e in all_exprs(program.root_module) if isinstance(e, A.Field) and isinstance(e.target, A.Field)}
+    assert types == {"pod.spec.tolerationz": "any", "node.spec.taints": "list[Taint]"}

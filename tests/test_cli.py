@@ -250,7 +250,8 @@ def test_eval_without_pod_answers_for_each_pending_pod_of_the_dump(capsys, golde
     assert code == 1  # shop/report-big is unschedulable, batch/train-1 gated
     heads = [line for line in out.splitlines() if line.startswith("Pod ")]
     # Bound (shop/web-7d4b9-abcde), Succeeded (batch/migrate-xyz) and deleting (shop/old-web) are left out.
-    assert [h.split(":")[0] for h in heads] == ["Pod shop/web-7d4b9-mnopq", "Pod shop/report-big", "Pod batch/train-1"]
+    assert [h.split(":")[0] for h in heads] == ["Pod shop/web-7d4b9-mnopq", "Pod shop/report-big", "Pod batch/train-1",
+                                                  "Pod batch/sim-7"]
     golden(GOLDEN / "pending-dump.txt", out)
 
 
@@ -267,7 +268,7 @@ def test_eval_json_of_the_dump_keeps_the_eval_schema(capsys):
     doc = json.loads(out)
     assert doc["schema"] == "policylang/eval/v1"
     by_pod = {f'{r["pod"]["namespace"]}/{r["pod"]["name"]}': r for r in doc["results"]}
-    assert list(by_pod) == ["shop/web-7d4b9-mnopq", "shop/report-big", "batch/train-1"]
+    assert list(by_pod) == ["shop/web-7d4b9-mnopq", "shop/report-big", "batch/train-1", "batch/sim-7"]
     assert by_pod["shop/web-7d4b9-mnopq"]["selected"] == "worker-b1"
     gated = by_pod["batch/train-1"]
     assert gated["selected"] is None and gated["nodes"] == []
@@ -354,6 +355,20 @@ def test_simulate_leaves_a_gated_pod_pending_and_counts_it(capsys):
     gated = [p for p in doc["placements"] if p["pod"]["name"] == "train-1"]
     assert gated[0]["node"] is None
     assert gated[0]["message"].startswith("Scheduling is blocked due to non-empty scheduling gates")
-    assert doc["summary"]["gated"] == 1 and doc["summary"]["skipped"] == 0
+    assert doc["summary"]["gated"] == 1 and doc["summary"]["skipped"] == 1     # batch/sim-7, for volcano
     code, out, _ = run(capsys, "simulate", "--cluster", EXAMPLES / "cluster.yaml", "--pods", DUMP)
     assert ", 1 gated" in out.splitlines()[0]
+
+
+def test_cli_start_up_does_not_import_the_language_server():
+    code = "import sys; from policylang.cli import main, _parser; _parser(); " \
+           "assert not any(m.split('.')[0] in ('pygls', 'lsprotocol') for m in sys.modules), 'LSP imported'"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_lsp_without_pygls_is_an_input_error_naming_the_extra(capsys, monkeypatch):
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pygls" else real(name, *a))
+    assert main(["lsp"]) == 2
+    assert "pip install 'policylang[lsp]'" in capsys.readouterr().err

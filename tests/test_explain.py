@@ -49,3 +49,71 @@ def test_scheduling_a_pod_does_not_depend_on_explaining_it():
     before = schedule(exe, state, pod)
     explain(exe, state, pod)
     assert schedule(exe, state, pod) == before
+
+
+CP_ONLY = """
+apiVersion: v1
+kind: Pod
+metadata: {name: pinned, namespace: default}
+spec:
+  nodeSelector: {kubernetes.io/hostname: cp-1}
+  containers: [{name: c, image: c:1, resources: {requests: {cpu: 100m}}}]
+"""
+
+
+def test_a_control_plane_toleration_is_only_suggested_when_asked(tmp_path, capsys):
+    (tmp_path / "pod.yaml").write_text(CP_ONLY)
+    args = ["explain", "--cluster", str(EXAMPLES / "cluster.yaml"), "--pod", str(tmp_path / "pod.yaml")]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert "toleration" not in out.split("Near misses")[1]
+    assert "Only a change to the cluster's own machinery would make it fit" in out
+    assert main(args + ["--suggest-infrastructure"]) == 1
+    out = capsys.readouterr().out
+    assert "add toleration `node-role.kubernetes.io/control-plane:NoSchedule` → schedules on cp-1" in out
+    main(args + ["-o", "json"])
+    [result] = json.loads(capsys.readouterr().out)["results"]
+    assert result["suggestions"] == [] and result["withheld"][0]["infrastructure"] is True
+
+
+def _many_nodes(count: int) -> dict:
+    """A cluster of ``count`` workers in three sizes, every seventh tainted, every eleventh cordoned."""
+    nodes = []
+    for i in range(count):
+        cpu = ("2", "4", "3500m")[i % 3]
+        memory = "4Gi" if i % 5 == 0 else "8Gi"
+        spec = {}
+        if i % 7 == 0:
+            spec["taints"] = [{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]
+        if i % 11 == 0:
+            spec["unschedulable"] = True
+        nodes.append({"apiVersion": "v1", "kind": "Node",
+                      "metadata": {"name": f"node-{i:03d}", "labels": {"kubernetes.io/hostname": f"node-{i:03d}"}},
+                      "spec": spec,
+                      "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": "110"},
+                                 "capacity": {"cpu": cpu, "memory": memory, "pods": "110"}}})
+    return {"apiVersion": "v1", "kind": "List", "items": nodes}
+
+
+BIG = """
+apiVersion: v1
+kind: Pod
+metadata: {name: big, namespace: default}
+spec:
+  containers: [{name: c, image: c:1, resources: {requests: {cpu: "6", memory: 5833945088}}}]
+"""
+
+
+def test_explain_on_many_nodes_groups_them_and_fits_a_screen(tmp_path, capsys, golden):
+    (tmp_path / "cluster.json").write_text(json.dumps(_many_nodes(300)))
+    (tmp_path / "pod.yaml").write_text(BIG)
+    args = ["explain", "--cluster", str(tmp_path / "cluster.json"), "--pod", str(tmp_path / "pod.yaml")]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    golden(Path(__file__).parent / "fixtures" / "explain" / "many-nodes.txt", out)
+    assert len(out.splitlines()) < 50     # a screen, not one line per node
+    # Quantities as a person writes them, never the byte count.
+    assert "5833945088" not in out and "needs 6, the most free is 4 on node-001" in out
+    assert "Insufficient memory — needs 5.5Gi, the most free is 4Gi on node-000" in out
+    assert main(args + ["--all"]) == 1
+    assert len(capsys.readouterr().out.splitlines()) > 300     # every node its row

@@ -89,7 +89,7 @@ def test_a_test_files_profile_stays_in_its_directory(capsys, outside):
     assert code == 2
     assert "field profile: '../other.sched' is outside the test file's directory" in err
     code, _, err = run(capsys, "test", "--allow-root", outside, test)
-    assert code == 2 and "other.sched declares no profile" in err
+    assert code == 2 and "other.sched: no profile here, only policy Other" in err
     (outside / "other.sched").write_text("policy Other\nprofile other {\n    use TaintToleration\n}\n")
     code, _, err = run(capsys, "test", "--allow-root", outside, test)
     assert code == 0, err

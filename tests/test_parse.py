@@ -129,3 +129,24 @@ def test_number_literals_beyond_int64_are_diagnostics(text, message):
 
 def test_the_largest_int64_literal_parses():
     assert parse_expr("9223372036854775807").value == 2**63 - 1
+
+
+def test_keywords_are_the_grammars_words():
+    from policylang.parse import keywords
+    words = keywords()
+    assert {"policy", "filter", "reject", "when", "reason", "normalize", "true", "null", "in", "fold"} <= set(words)
+    assert "NAME" not in words and "(" not in words and list(words) == sorted(set(words))
+
+
+def test_declaration_pieces_cut_before_each_declaration_and_keep_the_text():
+    from policylang.parse import declaration_pieces, parse_piece
+    text = (Path(__file__).parent.parent / "stdlib_policies" / "taint_toleration.sched").read_text()
+    pieces = declaration_pieces(text)
+    assert "".join(p for _, p in pieces) == text
+    assert pieces[0][1].startswith("# TaintToleration")   # the header comment, before the first declaration
+    assert [p.split(None, 2)[:2] for _, p in pieces[1:]] == [["policy", "TaintToleration"],
+                                                              ["filter", "untolerated_taints"],
+                                                              ["score", "prefer_no_schedule"]]
+    decls = [d for before, piece in pieces for d in parse_piece(piece, before, "t.sched")]
+    whole = parse(text, "t.sched").decls
+    assert decls == list(whole) and [d.span for d in decls] == [d.span for d in whole]

@@ -79,6 +79,20 @@ def test_victims_come_most_important_first(tmp_path):
     assert d.nominated_node == "n1" and [v.name for v in d.victims] == ["c", "b", "a", "d"]
 
 
+def test_tied_victims_are_reprieved_by_namespace_and_name_in_any_dump_order(tmp_path):
+    """Two pods of one priority that have not started are a tie in util.MoreImportantPod
+    (GetPodStartTime is time.Now() for both); upstream then follows the order its cache received
+    them, which a dump does not record. policylang reprieves default/a before shop/b whatever
+    the dump's order, so shop/b is the victim (pinned against the oracle in
+    conformance/oracle/default_profile.yaml)."""
+    a = pod("a", "1", node="n1")
+    b = pod("b", "1", node="n1")
+    b["metadata"]["namespace"] = "shop"
+    for bound in ([a, b], [b, a]):
+        d = decide(tmp_path, [node("n1", cpu="2"), *bound], pod("p", "1", priority=100))
+        assert d.nominated_node == "n1" and [(v.namespace, v.name) for v in d.victims] == [("shop", "b")]
+
+
 def test_pdb_matching():
     """A PDB spends its budget on pods of its namespace that its non-empty selector selects,
     and not on pods whose eviction it has already seen (status.disruptedPods)."""

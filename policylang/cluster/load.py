@@ -10,6 +10,7 @@ import contextlib
 import gc
 import os
 from pathlib import Path
+import re
 from typing import Any, Iterable, Iterator
 
 import attrs
@@ -17,7 +18,7 @@ import cattrs
 from cattrs.gen import make_dict_structure_fn, override
 
 from ..diagnostics import InputError
-from ..inputs import json_document, read_text, yaml_documents
+from ..inputs import STDIN, json_document, read_text, yaml_documents
 from . import model
 from .quantity import Quantity, QuantityError, parse_quantity
 from .state import ClusterState
@@ -107,10 +108,29 @@ def _short(text: str, limit: int = 40) -> str:
 CONVERTER = _make_converter()
 
 
+_JSON_START = re.compile(r"\s*[{\[]")
+
+
 def load_cluster(paths: Iterable[str | Path]) -> ClusterState:
+    """The state of every object in ``paths``; an object (kind, namespace, name) found twice is an
+    error naming both places, since it would count twice (its pods' requests, say)."""
     with _loading():
-        objects = [obj for path in _distinct(paths) for obj in load_objects(path)]
+        objects, seen = [], {}
+        for path in _distinct(paths):
+            for file, obj in _typed(path):
+                key = _identity(obj)
+                if key in seen:
+                    where = f"twice in {file}" if seen[key] == file else f"in both {seen[key]} and {file}"
+                    raise InputError(f"the same object is {where}: give each object once", path=file,
+                                     obj=f"{key[0]} {key[1] + '/' if key[1] else ''}{key[2]}")
+                seen[key] = file
+                objects.append(obj)
         return ClusterState.build(objects)
+
+
+def _identity(obj) -> tuple[str, str, str]:
+    meta = obj.metadata
+    return getattr(obj, "kind", None) or type(obj).__name__, meta.namespace or "", meta.name
 
 
 @contextlib.contextmanager
@@ -148,8 +168,12 @@ def _distinct(paths: Iterable[str | Path]) -> list[str | Path]:
 
 def load_objects(path: str | Path, kinds: Iterable[str] | None = None) -> list:
     """Every object in a file or directory, typed; unknown kinds are ignored."""
+    return [obj for _, obj in _typed(path, kinds)]
+
+
+def _typed(path: str | Path, kinds: Iterable[str] | None = None) -> Iterator[tuple[str, Any]]:
+    """(file, object) for every object of a known kind in a file or directory."""
     wanted = set(kinds) if kinds else None
-    out = []
     for file, index, raw in _documents(Path(path)):
         kind = raw.get("kind")
         if kind not in KINDS or (wanted and kind not in wanted):
@@ -158,8 +182,7 @@ def load_objects(path: str | Path, kinds: Iterable[str] | None = None) -> list:
         if kind == "Node" and not (meta.get("name") if isinstance(meta, dict) else None):
             # Every pod with an empty nominatedNodeName would match it.
             raise InputError("a Node needs a name", path=file, obj=f"Node #{index + 1}", field="metadata.name")
-        out.append(structure_object(raw, file, index))
-    return out
+        yield file, structure_object(raw, file, index)
 
 
 def structure_object(raw: dict, file: str, index: int = 0):
@@ -235,7 +258,8 @@ def _documents(path: Path) -> Iterator[tuple[str, int, dict]]:
             yield from _documents(f)
         return
     text = read_text(path)
-    docs = [json_document(text, str(path))] if path.suffix == ".json" else yaml_documents(text, str(path))
+    is_json = path.suffix == ".json" or (str(path) == STDIN and _JSON_START.match(text) is not None)
+    docs = [json_document(text, str(path))] if is_json else yaml_documents(text, str(path))
     index = 0
     for doc in docs:
         for obj in _flatten(doc, str(path)):

@@ -225,3 +225,21 @@ def format_quantity(q: Quantity) -> str:
     if fmt == "DecimalExponent":
         return mantissa_text if exponent == 0 else f"{mantissa_text}e{exponent}"
     return f"{mantissa_text}{_EXPONENT_SUFFIX[exponent]}"
+
+
+def readable_quantity(q: Quantity, *, down: bool = False) -> str:
+    """``q`` as a person would write it, for explain's prose: the canonical text where it is short
+    (``3500m``, ``4Gi``, ``5G``), and a byte count of more than four digits in binary units with at
+    most one decimal (``5833945088`` is ``5.5Gi``). The decimal is rounded up, or down with ``down``,
+    so that "needs 5.5Gi" and "lower it to ≤ 5.4Gi" both stay true."""
+    canonical = format_quantity(q)
+    amount = q.amount
+    if amount.denominator != 1 or abs(amount) < 10_000 or not canonical.isdigit():
+        return canonical
+    power = 1
+    while power < 6 and abs(amount) >= 1024 ** (power + 1):
+        power += 1
+    tenths = amount * 10 / 1024**power
+    tenths = math.floor(tenths) if down else math.ceil(tenths)
+    whole, tenth = divmod(tenths, 10)
+    return f"{whole}{'.' + str(tenth) if tenth else ''}{_BINARY_SUFFIX[power]}"

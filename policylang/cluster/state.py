@@ -143,6 +143,11 @@ class ClusterState:
         name (the first loaded, should there be two), as the scheduler's listers get it."""
         return self._workloads_by_key.get((kind, namespace, name))
 
+    def add_workloads(self, workloads) -> None:
+        """The controllers of pods about to be placed (workload manifests expanded into pods)."""
+        self.workloads.extend(workloads)
+        self.__dict__.pop("_workloads_by_key", None)
+
     @functools.cached_property
     def _workloads_by_key(self) -> dict:
         by_key: dict = {}

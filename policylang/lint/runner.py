@@ -106,7 +106,16 @@ def _sched_findings(path: str, text: str, rules, options, external) -> list[Find
         program, checked = _load(path, text)
     except PolicyError as err:
         return err
-    ctx = SchedContext(path, text, program, checked, options, external)
+    return sched_findings(path, text, program, checked, rules, options, external)
+
+
+def sched_findings(path: str, text: str, program, checked, rules=None, options: Options | None = None,
+                   external=frozenset()) -> list[Finding]:
+    """The findings, suppressions applied, of one .sched file already loaded and checked (the
+    language server checks once per edit and shares the result). ``rules`` default to those the
+    file's settings enable."""
+    rules = Selection().rules_for(path) if rules is None else rules
+    ctx = SchedContext(path, text, program, checked, options or Options(), set(external))
     findings = [f for r in rules if "sched" in r.checks for f in r.checks["sched"](ctx)]
     return _suppressed(path, text, findings, rules)
 

@@ -8,6 +8,17 @@ from ..cluster.model import Node, Pod
 from ..cluster.state import ClusterState
 
 
+@attrs.frozen
+class Change:
+    """One change a fixer proposes, and the inputs with it made. ``infrastructure`` marks a change
+    to the cluster's own machinery (uncordoning a node, tolerating a control-plane or node-lifecycle
+    taint): explain holds those back unless asked, since they are rarely what a user should do."""
+    text: str
+    pod: Pod
+    state: ClusterState
+    infrastructure: bool = False
+
+
 def with_node(state: ClusterState, node: Node) -> ClusterState:
     """The state with this node in place of the one of its name."""
     return ClusterState.build([node if isinstance(o, Node) and o.metadata.name == node.metadata.name else o

@@ -11,7 +11,10 @@ name; a companion may define:
   ``PostFilterOutcome`` (or None to take no part); the plugin then implements ``postFilter``.
 - ``reserve(exe, state, pod, node_name, plugin)``: its Reserve, before ``simulate`` binds the pod.
 - ``fix(state, pod, node, status)``: explain's changes that might let the pod onto a node this
-  plugin alone rejected, smallest first, as (text, pod, state).
+  plugin alone rejected, smallest first, as ``edits.Change`` (one text for the same change
+  found on several nodes).
+- ``detail(state, pod, reason, node_names)``: what a reason amounts to across the nodes it
+  rejects ("needs 4, the most free is 3500m on node-a"), or None.
 - ``distance(state, pod, node_name, status)``: how far such a near miss is from fitting (0..1).
 """
 

@@ -262,8 +262,11 @@ def _timestamp(text: "str | None") -> datetime:
 
 def importance(p: Pod) -> tuple:
     """Sort key for util.MoreImportantPod: higher priority first, then the earlier start. Pods
-    equal in both are in no particular order upstream (sort.Slice); here namespace and name
-    decide, so that the input's order does not."""
+    equal in both are in no particular order upstream: SelectVictimsOnNode sort.Slices them in
+    the order the scheduler's cache received them, which a dump does not record, and two pods
+    without status.startTime compare by two time.Now() reads (GetPodStartTime,
+    pkg/scheduler/util/utils.go). Here namespace and name decide, so that the input's order
+    does not (tests/test_oracle.py, PREEMPTION_TIE_TRIES, asks the oracle in several orders)."""
     return (-(p.spec.priority or 0), start_time(p), p.metadata.namespace, p.metadata.name)
 
 
