@@ -82,6 +82,17 @@ def generate(nodes: int, pods_per_node: int, pending: int, seed: int = 1):
     return {"kind": "List", "items": node_objs + running + replicasets}, {"kind": "List", "items": pending_pods}
 
 
+def kubectl_yaml(obj) -> str:
+    """``obj`` as YAML the way kubectl prints it: no anchors or aliases (PyYAML's dumper would
+    alias a node's capacity to its allocatable, the same dict here)."""
+    import yaml
+
+    class Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):
+        def ignore_aliases(self, data):
+            return True
+    return yaml.dump(obj, Dumper=Dumper)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--nodes", type=int, default=500)

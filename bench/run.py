@@ -28,7 +28,7 @@ import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from generate import generate  # noqa: E402
+from generate import generate, kubectl_yaml  # noqa: E402
 
 from policylang import Executable, load_cluster, load_objects, load_plans, schedule  # noqa: E402
 from policylang.run.schedule import collector_paused  # noqa: E402
@@ -137,9 +137,7 @@ def bench_size(nodes: int, per_node: int, pending: int, simulate_pods: int, refe
         cluster, pods = generate(nodes, per_node, max(pending, simulate_pods))
         (directory / "cluster.json").write_text(json.dumps(cluster))
         (directory / "pending.json").write_text(json.dumps(pods))
-        import yaml
-        (directory / "cluster.yaml").write_text(yaml.dump(cluster, Dumper=getattr(yaml, "CSafeDumper",
-                                                                                yaml.SafeDumper)))
+        (directory / "cluster.yaml").write_text(kubectl_yaml(cluster))
         del cluster
         out = {"nodes": nodes, "running_pods": nodes * per_node, "simulate_pods": simulate_pods,
                "simulate_pods_per_s": simulate_rate(directory, simulate_pods, 100),

@@ -6,16 +6,55 @@ The pipeline, in the order it runs::
     checked = check(program)                  # names, types, stages
     plan = compile_profile(checked)           # the evaluation plan
     decision = schedule(Executable(plan), load_cluster(["cluster.yaml"]), pod)
+
+The names are imported on first use (PEP 562): `policylang fmt` or `check` never pays for
+numpy, cattrs or the executors.
 """
 
-from .check import check
-from .cluster.load import load_cluster, load_objects
-from .compile import compile_all, compile_profile
-from .program import load_program, stdlib_dir
-from .run.schedule import Executable, schedule
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .check import check
+    from .cluster.load import load_cluster, load_objects
+    from .compile import compile_all, compile_profile
+    from .program import load_program, stdlib_dir
+    from .run.schedule import Executable, schedule
+
+_LAZY = {"check": ".check", "load_cluster": ".cluster.load", "load_objects": ".cluster.load",
+         "compile_all": ".compile", "compile_profile": ".compile", "load_program": ".program",
+         "stdlib_dir": ".roots", "Executable": ".run.schedule", "schedule": ".run.schedule"}
 
 __all__ = ["load_program", "check", "compile_profile", "compile_all", "Executable", "schedule",
-           "load_cluster", "load_objects", "stdlib_dir", "load_plans"]
+           "load_cluster", "load_objects", "stdlib_dir", "load_plans", "check_file"]
+
+
+class _Package(types.ModuleType):
+    """policylang's module type: importing the submodule policylang.check binds the package's
+    ``check`` to that module, which would hide the function of the same name that the eager
+    ``from .check import check`` used to leave there; a submodule never replaces a name above."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _LAZY and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'policylang' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value
 
 
 def load_plans(profile: str | None = None, config: str | None = None, base=None, alone: bool = False) -> dict:
@@ -23,27 +62,31 @@ def load_plans(profile: str | None = None, config: str | None = None, base=None,
     profiles, a stdlib profile by name, or the stdlib default profile. A profile file's
     imports and uses stay under ``base`` (default: its own directory) and the stdlib.
     A .sched file without a profile is an error, or with ``alone`` a profile of its policy alone
-    (``plan FILE``)."""
+    (``plan FILE``).
+
+    Compiled plans are kept in the cache (cache.py) by the texts of every file they were
+    compiled from, so a second run with the same files only reads them back."""
     from pathlib import Path
+
+    from .roots import stdlib_dir
 
     if config is not None:
         return _config_plans(config)
 
     if profile is None or not (profile.endswith(".sched") or Path(profile).is_file()):
-        checked = check(load_program(stdlib_dir() / "default.sched"))
-        plans = compile_all(checked)
+        plans = _compiled(str(stdlib_dir() / "default.sched"))
         if profile is not None:
             from .diagnostics import InputError
             if profile not in plans:
                 raise InputError(f"no profile named '{profile}' (the stdlib has: {', '.join(sorted(plans))})")
             return {profile: plans[profile]}
         return plans
-    program = load_program(profile, base=base)
-    plans = compile_all(check(program))
+    plans = _compiled(profile, base=base)
     if plans:
         return plans
     from .diagnostics import InputError
-    policy = program.root_module.policy
+    from .program import load_program
+    policy = load_program(profile, base=base).root_module.policy
     if policy is None:
         raise InputError("no profile and no policy here: nothing to schedule with", path=profile)
     use = f'use "./{Path(profile).name}"'
@@ -52,7 +95,68 @@ def load_plans(profile: str | None = None, config: str | None = None, base=None,
                          f"(`profile NAME {{ ... {use} }}`)", path=profile)
     text = f"profile {policy.name} {{\n    {use}\n}}\n"
     own = Path(profile).parent
-    return compile_all(check(load_program(own / f"{policy.name} (alone).sched", text=text, base=base or own)))
+    return _compiled(str(own / f"{policy.name} (alone).sched"), text, base or own)
+
+
+def check_file(path: str | Path) -> None:
+    """check(load_program(path)), raising PolicyError. A file that checked clean is noted in
+    the cache with the texts of every file it reads; while none of them changes, it is not
+    parsed or checked again (a pre-commit hook over unchanged files costs no checking)."""
+    _through_cache("checked", str(path), None, None, _check_only, bool)
+
+
+def _check_only(root: str, text, base):
+    from .check import check
+    from .program import load_program
+
+    program = load_program(root, text=text, base=base)
+    check(program)
+    return True, program
+
+
+def _compile(root: str, text, base):
+    from .check import check
+    from .compile import compile_all
+    from .program import load_program
+
+    program = load_program(root, text=text, base=base)
+    return compile_all(check(program)), program
+
+
+def _compiled(root: str, text: str | None = None, base=None) -> dict:
+    """compile_all(check(load_program(root, text, base))), through the cache."""
+    from .plan import Plan
+
+    plans = _through_cache("plans", root, text, base, _compile, dict)
+    if not all(isinstance(p, Plan) for p in plans.values()):
+        return _compile(root, text, base)[0]
+    return plans
+
+
+def _through_cache(kind: str, root: str, text, base, make, expect):
+    """make(root, text, base)'s value, through the cache: the key is the root's name and text
+    and the directories it may reach; the entry also names every other file the program read,
+    and is used only while each reads the same."""
+    import os
+    from pathlib import Path
+
+    from . import cache
+    from .inputs import read_text
+    from .roots import policy_roots
+
+    def build():
+        value, program = make(root, text, base)
+        return value, {path: source for path, source in program.sources.items() if path != root}
+
+    if not cache.enabled():
+        return build()[0]
+    try:
+        source = read_text(root) if text is None else text
+    except Exception:  # noqa: BLE001 - load_program reports an unreadable root as it should
+        return build()[0]
+    reach = policy_roots(base if base is not None else Path(root).parent if text is None else Path.cwd())
+    key = cache.key(kind, root, os.path.realpath(root), source, "\0".join(reach))
+    return cache.cached_with_inputs(kind, key, build, expect)
 
 
 def _config_plans(path: str) -> dict:
@@ -65,7 +169,7 @@ def _config_plans(path: str) -> dict:
     config = read_configuration(path)
     text, lines = configuration_source(config)
     try:
-        return compile_all(check(load_program(f"{path}.sched", text=text)))
+        return _compiled(f"{path}.sched", text)
     except PolicyError as err:
         errors = []
         for d in err.diagnostics:

@@ -17,7 +17,6 @@ from .cluster.quantity import Quantity, QuantityError, format_quantity, parse_qu
 from .cluster.resources import NON_ZERO_DEFAULTS, nonzero_pod_requests, pod_requests
 from .cluster.selectors import (go_quote, label_selector_error, node_selector_matches, requirement_error,
                                 selector_matches, term_matches, tolerates, valid_label_key)
-from .cluster.state import PLACED_TERM_KINDS
 from .types import (ANY, BOOL, FLOAT, INT, QUANTITY, STRING, Type, anon_record, compatible, list_of, map_of,
                     record, unify)
 
@@ -429,6 +428,9 @@ PLACED_TERM = anon_record([
          "the selectors are still to be checked. Kept up to date as pods are bound or removed.",
          reads="cluster")
 def _placed_terms_for(state, kind, labels):
+    # Imported here: cluster.state's indexes import numpy, which `policylang check` never needs.
+    from .cluster.state import PLACED_TERM_KINDS
+
     if kind not in PLACED_TERM_KINDS:
         raise EvalError(f"placed_terms_for: unknown kind {kind!r} (one of {', '.join(PLACED_TERM_KINDS)})")
     return state.placed_terms_for(kind, labels)

@@ -11,13 +11,16 @@ import random
 import sys
 import traceback
 
+from typing import TYPE_CHECKING
+
 from . import load_plans
-from .cluster.load import load_cluster, load_objects
-from .cluster.model import Pod
+
 from .diagnostics import InputError, PolicyError
 from .inputs import DEFAULT_MAX_INPUT_SIZE, input_size_limit, read_source, stdin_unread
-from .pending import state_for
-from .program import allowed_roots
+from .roots import allowed_roots
+
+if TYPE_CHECKING:
+    from .cluster.model import Pod
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -370,6 +373,19 @@ def _size(text: str) -> int:
     if not number.isdigit() or int(number) == 0 or len(number) > 15:
         raise argparse.ArgumentTypeError(f"expected a positive size such as 512M, got {text!r}")
     return int(number) * unit
+
+
+def state_for(state, pod):
+    """pending.state_for, imported on first call (pending imports the cluster state, numpy)."""
+    from .pending import state_for as of
+    return of(state, pod)
+
+
+def load_cluster(paths: list[str]):
+    """cluster.load's load_cluster, imported on first call: cattrs and numpy are for the
+    commands that read a cluster, not for `fmt` or `check`."""
+    from .cluster.load import load_cluster as load
+    return load(paths)
 
 
 def _pods(paths: list[str], state, replicas: int | None = None) -> list[Pod]:
@@ -840,13 +856,12 @@ def cmd_test(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from .check import check
-    from .program import load_program
+    from . import check_file
 
     failed = False
     for path in sched_files(args.paths):
         try:
-            check(load_program(path))
+            check_file(path)
         except PolicyError as err:
             print(err.render(), file=sys.stderr)
             failed = True

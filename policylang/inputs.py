@@ -153,31 +153,49 @@ def newline_of(text: str) -> str:
 
 
 # ---- YAML and JSON, bounded ---------------------------------------------------------------------
+# yaml is imported where a YAML text is read (`import yaml` costs a command that reads none, such
+# as `policylang fmt`, a tenth of its start-up).
 
 import json  # noqa: E402
+import re  # noqa: E402
+from typing import TYPE_CHECKING  # noqa: E402
 
-import yaml  # noqa: E402
+if TYPE_CHECKING:
+    import yaml
 
 # Deeper than any Kubernetes object (a Pod with affinity terms is about 12 levels).
 MAX_DEPTH = 100
 # Nodes a document may reach through aliases beyond its own: an alias bomb (`&a [*b, *b, …]`
 # nested nine deep, 823 bytes) would expand to hundreds of millions.
 MAX_ALIAS_NODES = 100_000
-_BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# Where an alias (`*name`) may stand: at the start, or after white space or a flow or value
+# indicator. A text with no such `*` has no alias, so its node graph is a tree (kubectl's dumps
+# never have one); a `*` in a quoted string may match too, which only costs the full check.
+_MAYBE_ALIAS = re.compile(r"(?:\A|[\s\[\]{},:?-])\*")
 
 
-def _children(node: yaml.Node):
-    if isinstance(node, yaml.MappingNode):
+def may_have_aliases(text: str) -> bool:
+    return _MAYBE_ALIAS.search(text) is not None
+
+
+def _children(node: yaml.Node, mapping, sequence):
+    if isinstance(node, mapping):
         return [n for pair in node.value for n in pair]
-    if isinstance(node, yaml.SequenceNode):
+    if isinstance(node, sequence):
         return node.value
     return ()
 
 
-def check_node_graph(root: yaml.Node, path: str) -> None:
+def check_node_graph(root: yaml.Node, path: str, tree_size: int | None = None) -> None:
     """Refuse a composed document nested deeper than MAX_DEPTH, expanding past MAX_ALIAS_NODES
     through aliases, containing itself, or with a duplicate mapping key; without recursion, in
-    time linear in its nodes."""
+    time linear in its nodes. ``tree_size``: the length of a text that holds no alias
+    (``may_have_aliases``), whose graph is then a tree of fewer collections than that; a leaner
+    walk checks it (and hands over to the full one should it meet more)."""
+    if tree_size is not None and _check_tree(root, path, tree_size):
+        return
+    yaml = _yaml()
+    mapping, sequence = yaml.MappingNode, yaml.SequenceNode
     size: dict[int, int] = {}
     on_path: set[int] = set()
     depth: dict[int, int] = {}
@@ -187,8 +205,8 @@ def check_node_graph(root: yaml.Node, path: str) -> None:
         key = id(node)
         if done:
             on_path.discard(key)
-            kids = _children(node)
-            if isinstance(node, yaml.MappingNode):
+            kids = _children(node, mapping, sequence)
+            if isinstance(node, mapping):
                 check_duplicate_keys(node, path)
             size[key] = 1 + sum(size[id(k)] for k in kids)
             depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
@@ -203,24 +221,75 @@ def check_node_graph(root: yaml.Node, path: str) -> None:
                              path=path)
         on_path.add(key)
         stack.append((node, True))
-        stack.extend((k, False) for k in _children(node) if id(k) not in size)
+        stack.extend((k, False) for k in _children(node, mapping, sequence) if id(k) not in size)
     if size[id(root)] - len(size) > MAX_ALIAS_NODES:
         raise InputError(f"aliases expand to more than {MAX_ALIAS_NODES} nodes (a YAML alias bomb?)", path=path)
 
 
-class BoundedLoader(_BASE_LOADER):
-    """SafeLoader (libyaml's when available) that checks each document's node graph first
-    (`check_node_graph`: depth, aliases, and duplicate keys, which the API server's strict
-    decoding refuses too)."""
+def _check_tree(root: yaml.Node, path: str, budget: int) -> bool:
+    """check_node_graph for a tree: depth and duplicate keys, scalars not visited one by one (a
+    quarter of the full walk's time on a kubectl dump). False when it meets more collections than
+    ``budget`` (an alias the pattern missed): the full check then decides."""
+    yaml = _yaml()
+    mapping, sequence, scalar = yaml.MappingNode, yaml.SequenceNode, yaml.ScalarNode
+    stack = [(root, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, level = pop()
+        budget -= 1
+        if budget < 0:
+            return False
+        if level > MAX_DEPTH:
+            raise InputError(f"nested more than {MAX_DEPTH} levels deep at line {node.start_mark.line + 1}",
+                             path=path)
+        kind = type(node)
+        if kind is mapping:
+            pairs = node.value
+            if len(pairs) > 1 and len({k.value for k, _ in pairs if type(k) is scalar}) != len(pairs):
+                check_duplicate_keys(node, path)
+            for k, v in pairs:
+                if type(v) is not scalar:
+                    push((v, level + 1))
+                if type(k) is not scalar:
+                    push((k, level + 1))
+        elif kind is sequence:
+            for v in node.value:
+                if type(v) is not scalar:
+                    push((v, level + 1))
+    return True
 
-    input_path = "<input>"
 
-    def construct_document(self, node):
-        check_node_graph(node, self.input_path)
-        return super().construct_document(node)
+def _yaml():
+    import yaml
+    return yaml
+
+
+_LOADER: list = []
+
+
+def _bounded_loader():
+    """BoundedLoader, made on first use (it subclasses libyaml's loader)."""
+    if not _LOADER:
+        yaml = _yaml()
+
+        class BoundedLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+            """SafeLoader (libyaml's when available) that checks each document's node graph first
+            (`check_node_graph`: depth, aliases, and duplicate keys, which the API server's strict
+            decoding refuses too)."""
+
+            input_path = "<input>"
+            tree_size = None     # the text's length when it holds no alias
+
+            def construct_document(self, node):
+                check_node_graph(node, self.input_path, self.tree_size)
+                return super().construct_document(node)
+
+        _LOADER.append(BoundedLoader)
+    return _LOADER[0]
 
 
 def check_duplicate_keys(node: yaml.MappingNode, path: str) -> None:
+    yaml = _yaml()
     seen: dict[str, int] = {}
     for key, _ in node.value:
         if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
@@ -243,8 +312,10 @@ def _number_problem(err: ValueError) -> str:
 
 def yaml_documents(text: str, path: str) -> list:
     """Every document of a YAML text, bounded; malformed YAML is an InputError naming the place."""
-    loader = BoundedLoader(text)
+    yaml = _yaml()
+    loader = _bounded_loader()(text)
     loader.input_path = path
+    loader.tree_size = None if may_have_aliases(text) else len(text) + 1
     try:
         docs = []
         while loader.check_data():

@@ -4,8 +4,6 @@ profiles use (from beside it or from the stdlib). Parsing happens here; checking
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import os
 import re
 from pathlib import Path
@@ -15,30 +13,7 @@ import attrs
 from . import ast
 from .diagnostics import Diagnostic, InputError, PolicyError
 from .inputs import read_text
-from .parse import parse
-
-# Directories besides a policy's own tree and the stdlib that its imports and uses may reach
-# (`--allow-root DIR`).
-_EXTRA_ROOTS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("extra_roots", default=())
-
-
-@contextlib.contextmanager
-def allowed_roots(dirs):
-    """Within the block, imports and uses may also reach files under ``dirs``."""
-    token = _EXTRA_ROOTS.set(tuple(os.path.realpath(d) for d in dirs or ()))
-    try:
-        yield
-    finally:
-        _EXTRA_ROOTS.reset(token)
-
-
-def stdlib_dir() -> Path:
-    """The shipped policies: inside the installed package, or at the top of a checkout."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "stdlib_policies", here.parent / "stdlib_policies"):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError("stdlib_policies not found next to the policylang package")
+from .roots import allowed_roots, confined, policy_roots, stdlib_dir  # noqa: F401  (where they were)
 
 
 def snake_case(name: str) -> str:
@@ -98,17 +73,6 @@ def _confined(program: Program, target: str) -> bool:
     return confined(target, program.roots)
 
 
-def confined(target: str | Path, roots) -> bool:
-    """Whether ``target`` (symlinks resolved) lies under one of ``roots`` (already resolved)."""
-    real = os.path.realpath(target)
-    return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
-
-
-def policy_roots(base: str | Path) -> tuple[str, ...]:
-    """The directories a policy under ``base`` may reach: its tree, the stdlib, --allow-root."""
-    return (os.path.realpath(base), os.path.realpath(stdlib_dir()), *_EXTRA_ROOTS.get())
-
-
 def _reach_problem(program: Program, target: str, ref: str) -> str | None:
     """Why an import or use may not read ``target``: it is not a policy, or lies outside the roots.
     Such a file is never read, so no diagnostic can quote it."""
@@ -129,11 +93,16 @@ def _load(program: Program, path: str, text: str | None, diagnostics: list, stac
           parsed: ast.Module | None = None) -> None:
     if path in program.modules:
         return
+    # Here: `policylang check` of an unchanged file never parses. A file read from disk has its
+    # AST kept in the cache; a text given in memory (generated, an editor's buffer) does not.
+    from .parse import parse, parse_file
+
+    read = parse_file if text is None else parse
     if text is None:
         text = _read(path)
     program.sources[path] = text
     try:
-        module = parsed if parsed is not None else parse(text, path)
+        module = parsed if parsed is not None else read(text, path)
     except PolicyError as err:
         diagnostics.extend(err.diagnostics)
         return

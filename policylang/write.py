@@ -45,20 +45,27 @@ def writable_target(path: str | Path) -> Path:
 
 
 def write_atomic(path: str | Path, text: str, newline: str = "\n") -> None:
-    target = writable_target(path)
     if newline != "\n":
         text = text.replace("\n", newline)
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: str | Path, data: bytes, mode: int | None = None) -> None:
+    """``data`` written as write_atomic writes text; ``mode``, when given, for the file instead
+    of the one it had (the cache's entries are 0600)."""
+    target = writable_target(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     except OSError as err:
         raise InputError(f"cannot write: {err.strerror or err}", path=str(path)) from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        try:
-            mode = os.stat(target).st_mode & 0o7777
-        except FileNotFoundError:
-            mode = 0o666 & ~_umask()
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        if mode is None:
+            try:
+                mode = os.stat(target).st_mode & 0o7777
+            except FileNotFoundError:
+                mode = 0o666 & ~_umask()
         os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:

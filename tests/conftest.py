@@ -15,8 +15,24 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_configure(config):
+    """One cache directory for the run (policylang/cache.py), shared by the xdist workers, which
+    inherit it from the controller: the stdlib is parsed and compiled once per run, not once
+    per test that loads the default profile, and nothing is read from or left in the user's
+    own cache."""
     # pytest-xdist's mark (make test runs --dist loadgroup), known also when xdist is not loaded.
     config.addinivalue_line("markers", "xdist_group(name): run these tests in one worker")
+    if os.environ.get("POLICYLANG_CACHE_DIR") or hasattr(config, "workerinput"):
+        return
+    import tempfile
+    config._policylang_cache = tempfile.TemporaryDirectory(prefix="policylang-test-cache-")
+    os.environ["POLICYLANG_CACHE_DIR"] = config._policylang_cache.name
+
+
+def pytest_unconfigure(config):
+    held = getattr(config, "_policylang_cache", None)
+    if held is not None:
+        os.environ.pop("POLICYLANG_CACHE_DIR", None)
+        held.cleanup()
 
 
 def pytest_addoption(parser):

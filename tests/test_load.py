@@ -195,3 +195,63 @@ def test_reading_a_small_file_does_not_allocate_the_size_limit(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < 8 * 2**20     # the default limit is 256 MiB: a read of the limit at once would show it
+
+
+# ---- the lean walk for alias-free texts (issue 27) -----------------------------------------------
+
+@pytest.mark.parametrize("text, aliases", [
+    ("a: *x\n", True), ("- *x\n", True), ("[*x]\n", True), ("{a: *x}\n", True), ('{"a":*x}\n', True),
+    ("*x\n", True), ("a: [1,*x]\n", True), ("? *x\n: 1\n", True),
+    ("host: '*.example.com'\n", False), ('host: "*.example.com"\n', False), ("a: b*c\n", False),
+    ("a: 2*3\n", False),
+])
+def test_the_alias_pattern_never_misses_an_alias(text, aliases):
+    from policylang.inputs import may_have_aliases
+    assert may_have_aliases(text) is aliases
+
+
+def _nested(depth: int) -> str:
+    return "kind: Pod\nx: " + "[" * (depth - 2) + "]" * (depth - 2) + "\n"
+
+
+@pytest.mark.parametrize("text", [
+    "kind: Pod\nmetadata:\n  name: p\n",
+    "kind: Pod\nspec:\n  containers:\n  - name: a\n    image: b\n    image: c\n",
+    "- {a: 1, b: 2, a: 3}\n",
+    "base: {a: 1}\nm: {<<: {a: 1}, <<: {b: 2}, c: 3}\n",
+    "? [a, b]\n: 1\n? [a, b]\n: 2\n",
+    _nested(100), _nested(101),
+    "a: {x: 1}\n" * 1 + "b:\n" + "".join(f"  k{i}: {i}\n" for i in range(200)),
+])
+def test_the_lean_walk_decides_as_the_full_one(text):
+    """For an alias-free text, check_node_graph with tree_size (the lean walk) refuses exactly
+    what the full walk refuses, with the same message."""
+    import yaml
+
+    from policylang.diagnostics import InputError
+    from policylang.inputs import check_node_graph
+
+    def outcome(**kw):
+        try:
+            check_node_graph(yaml.compose(text, Loader=yaml.SafeLoader), "t.yaml", **kw)
+        except InputError as err:
+            return str(err).split(" at line")[0]
+        return None
+
+    assert outcome(tree_size=len(text) + 1) == outcome()
+
+
+def test_the_lean_walk_hands_an_aliased_graph_to_the_full_one():
+    """Given a graph that is not a tree (as if the pattern had missed an alias), the lean walk
+    still ends: past its budget, or by depth on a cycle, and the document is refused."""
+    import yaml
+
+    from policylang.diagnostics import InputError
+    from policylang.inputs import check_node_graph
+
+    bomb = yaml.compose(_alias_bomb(), Loader=yaml.SafeLoader)
+    with pytest.raises(InputError, match="aliases expand to more than"):
+        check_node_graph(bomb, "bomb.yaml", tree_size=len(_alias_bomb()) + 1)
+    cycle = yaml.compose("kind: Pod\nmetadata: &m {name: p, x: [*m]}\n", Loader=yaml.SafeLoader)
+    with pytest.raises(InputError):
+        check_node_graph(cycle, "cycle.yaml", tree_size=100)

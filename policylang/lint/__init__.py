@@ -10,7 +10,24 @@ files and workload manifests.
     command.py    the `lint` command            docs.py       docs/lint-rules.md
 """
 
-from .catalogue import all_rules, get
-from .runner import Result, Selection, lint
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .catalogue import all_rules, get
+    from .runner import Result, Selection, lint
 
 __all__ = ["all_rules", "get", "lint", "Result", "Selection"]
+# Imported on first use (PEP 562), so that `policylang.lint.command` is cheap to import.
+_LAZY = {"all_rules": ".catalogue", "get": ".catalogue", "lint": ".runner", "Result": ".runner",
+         "Selection": ".runner"}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'policylang.lint' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value

@@ -8,10 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .context import Options
 from .formats import FORMATS, rules_table
 from .model import SEVERITIES, severity_rank
-from .runner import Selection, lint, print_notes
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -35,6 +33,11 @@ def _tokens(raw: str | None) -> tuple[str, ...]:
 
 
 def run(args) -> int:
+    # Here, not at the top: the parser of every command is built from add_arguments, and
+    # `policylang fmt` should not import the checker for it.
+    from .context import Options
+    from .runner import Selection, lint, print_notes
+
     if args.rules:
         sys.stdout.write(rules_table())
         return 0

@@ -29,7 +29,7 @@ from types import ModuleType
 import attrs
 
 from .. import ast
-from ..parse import parse
+from ..parse import parse_file
 from ..plan import EXTENSION_POINTS
 from ..program import snake_case, stdlib_dir
 
@@ -79,7 +79,7 @@ def plugins() -> dict[str, Plugin]:
     """The stdlib's plugins by name, in file name order."""
     out = {}
     for path in sorted(stdlib_dir().glob("*.sched")):
-        module = parse(path.read_text(), str(path))
+        module = parse_file(path.read_text(), str(path))
         policy = module.policy
         if policy is None:
             continue
@@ -125,7 +125,7 @@ def default_plugins() -> tuple:
     """v1.35's MultiPoint defaults (pkg/scheduler/apis/config/v1/default_plugins.go) as
     (name, weight): the default profile's plugins in its order, with its weights (0 where it
     gives none), among those that never change a decision."""
-    module = parse((stdlib_dir() / "default.sched").read_text(), str(stdlib_dir() / "default.sched"))
+    module = parse_file((stdlib_dir() / "default.sched").read_text(), str(stdlib_dir() / "default.sched"))
     (profile,) = [p for p in module.of_type(ast.Profile) if p.name == "default-scheduler"]
     uses = tuple((u.ref, u.weight.value if u.weight is not None else 0) for u in profile.uses)
     return tuple((n, 0) for n in NO_DECISION_BEFORE) + uses + tuple((n, 0) for n in NO_DECISION_AFTER)

@@ -18,7 +18,7 @@ from . import reference
 from .framework import MAX_NODE_SCORE, NORMALIZERS, Status, normalize_named, reasons_of
 from .phases import nominated_ahead, run_filters_with_nominated
 from .vector import (INT_LIMIT, NODES_KEY, POLICY_ERRORS, Col, NodeCache, Rec, Seq, member_codes, node_positions,
-                     plain_members, restrict, truth, values_of, vcompile)
+                     plain_members, restrict, truth, values_of, vcompile_lazily)
 
 
 class PolicyErrorInBatch(Exception):
@@ -156,11 +156,11 @@ class VectorExecutor:
 
     def compile(self, ir) -> tuple:
         # The closure is the vector form's, which evaluates long comprehensions as a batch.
-        vfn = vcompile(ir)
+        vfn = vcompile_lazily(ir)
         return (lambda env: vfn(env, 1)), vfn
 
     def compile_vector(self, ir):
-        return vcompile(ir)
+        return vcompile_lazily(ir)
 
     def filter_in_order(self, exe, state, pod, pre, order: list, sampling):
         whole = node_positions(state, order)

@@ -37,8 +37,8 @@ The modules, in the order they build on each other:
 
 from ...builtins import POLICY_ERRORS
 from .cache import NODES_KEY, NodeCache, by_position, node_positions
-from .compile import vcompile
+from .compile import vcompile, vcompile_lazily
 from .values import INT_LIMIT, Col, Rec, Seq, member_codes, plain_members, restrict, truth, values_of
 
 __all__ = ["INT_LIMIT", "NODES_KEY", "POLICY_ERRORS", "Col", "NodeCache", "Rec", "Seq", "by_position", "member_codes",
-           "node_positions", "plain_members", "restrict", "truth", "values_of", "vcompile"]
+           "node_positions", "plain_members", "restrict", "truth", "values_of", "vcompile", "vcompile_lazily"]

@@ -49,6 +49,24 @@ def vcompile(ir) -> VFn:
     return per_batch_by_reference(facts.free, ref, core)
 
 
+def vcompile_lazily(ir) -> VFn:
+    """vcompile(ir) on the form's first call: a plan's expressions are compiled as the pods
+    evaluated reach them (a pod without volumes never runs the volume plugins' node steps), so
+    `policylang eval` does not pay ~1 s up front for the whole profile. A failure to compile is
+    an internal error, never one of the policy errors the batch hands to the reference."""
+    form = None
+
+    def run(venv: dict, n: int):
+        nonlocal form
+        if form is None:
+            try:
+                form = vcompile(ir)
+            except Exception as err:  # noqa: BLE001 - re-raised as what it is: a bug
+                raise RuntimeError(f"internal error: the vector form of {type(ir).__name__}: {err!r}") from err
+        return form(venv, n)
+    return run
+
+
 def per_batch(free: tuple, uniform: VFn, varying: VFn) -> VFn:
     """``uniform`` when none of the free variables varies by node, else ``varying``."""
     def run(venv: dict, n: int):
