@@ -76,8 +76,10 @@ class Budget:
         return self.current_healthy < self.desired_healthy
 
 
-def _int_or_percent(value: str, total: int) -> "int | None":
+def _int_or_percent(value: "int | str", total: int) -> "int | None":
     """intstr.GetScaledValueFromIntOrPercent with roundUp (as the controller calls it)."""
+    if isinstance(value, int):
+        return value
     text = value.strip()
     if text.endswith("%") and text[:-1].isdigit():
         return math.ceil(int(text[:-1]) * total / 100)
@@ -97,7 +99,7 @@ def budget(pdb: PodDisruptionBudget, state: ClusterState, pending: Iterable[Pod]
         unavailable = _int_or_percent(spec.max_unavailable, expected)
         desired = max(expected - (unavailable or 0), 0)
         bad = unavailable is None and spec.max_unavailable
-    elif spec.min_available is not None and spec.min_available.strip().endswith("%"):
+    elif isinstance(spec.min_available, str) and spec.min_available.strip().endswith("%"):
         expected = _expected_scale(pods, state)
         minimum = _int_or_percent(spec.min_available, expected)
         desired, bad = minimum or 0, minimum is None and spec.min_available
