@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         with allowed_roots(args.allow_root), input_size_limit(args.max_input_size), stdin_unread(), \
-                _quiet_when_pipe_closes():
+                _quiet_when_pipe_closes(), deep_recursion():
             return args.run(args)
     except PolicyError as err:
         print(err.render(), file=sys.stderr)
@@ -45,6 +45,23 @@ def main(argv: list[str] | None = None) -> int:
 
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+
+
+# Python frames the stages may stack: a policy nested parse.MAX_NESTING levels deep takes a
+# few frames per level in each recursive stage (check, compile, the executors' closures).
+RECURSION_LIMIT = 20_000
+
+
+@contextlib.contextmanager
+def deep_recursion():
+    """Raise the recursion limit for the command (Python 3.11 runs nested Python calls without
+    growing the C stack, so this costs nothing until a policy nests deeply)."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
 
 
 @contextlib.contextmanager
@@ -566,12 +583,15 @@ def cmd_test(args) -> int:
 
 def cmd_check(args) -> int:
     from .check import check
+    from .compile import compile_all
     from .program import load_program
 
     failed = False
     for path in sched_files(args.paths):
         try:
-            check(load_program(path))
+            # Compiled too: what only compiling finds (a plan too large, a param that cannot be
+            # computed) is as much the file's error as a type error is.
+            compile_all(check(load_program(path)))
         except PolicyError as err:
             print(err.render(), file=sys.stderr)
             failed = True

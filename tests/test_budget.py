@@ -1,0 +1,78 @@
+"""Bounded work on hostile policies (issue 29): plans that inlining would blow up, evaluation
+that would run for ever, nesting deeper than the stages can follow — each a clear error, never a
+hang, a MemoryError or a traceback."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from policylang.cli import main
+
+ROOT = Path(__file__).parent.parent
+EXAMPLES = ROOT / "examples"
+
+
+def run(capsys, *args) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def policy(tmp_path, lines: list[str], name="Hostile") -> Path:
+    path = tmp_path / "hostile.sched"
+    path.write_text("\n".join([f"policy {name}", *lines, "profile p {", f"    use {name}", "}", ""]))
+    return path
+
+
+def eval_args(path):
+    return ("eval", "--profile", path, "--cluster", EXAMPLES / "cluster.yaml", "--pod", EXAMPLES / "pods" / "web.yaml")
+
+
+# ---- inlining defs cannot grow the plan exponentially --------------------------------------------
+
+def doubling_defs(levels: int) -> list[str]:
+    """Each def calls the one before twice: inlined, level n is 2^n copies of f0."""
+    return ["def f0(x) = x + 1"] + [f"def f{i}(x) = f{i - 1}(x) + f{i - 1}(x)" for i in range(1, levels + 1)] \
+        + ["score s {", f"    value f{levels}(1) % 100", "}"]
+
+
+@pytest.mark.parametrize("verb", ["check", "eval"])
+def test_defs_that_double_at_each_level_are_refused_at_the_call_that_passes_the_limit(capsys, tmp_path, verb):
+    path = policy(tmp_path, doubling_defs(30))
+    code, _, err = run(capsys, *(eval_args(path) if verb == "eval" else (verb, path)))
+    assert code == 2
+    assert "error[P081]: the plan grows past 100,000 expressions at this call of f" in err
+    assert "Traceback" not in err
+
+
+def test_a_few_levels_of_doubling_defs_still_compile(capsys, tmp_path):
+    code, _, err = run(capsys, "check", policy(tmp_path, doubling_defs(8)))
+    assert code == 0, err
+
+
+# ---- deep nesting: followed to a documented depth, a diagnostic beyond -----------------------------
+
+def else_if_table(branches: int) -> list[str]:
+    chain = "".join(f'        else if pod.metadata.name == "web-{i}" then {i % 100}\n' for i in range(1, branches))
+    return ["score s {", f'    value if pod.metadata.name == "web-0" then 0\n{chain}        else 7', "}"]
+
+
+@pytest.mark.parametrize("executor", ["reference", "vector"])
+def test_a_long_else_if_table_evaluates(capsys, tmp_path, executor):
+    path = policy(tmp_path, else_if_table(900))
+    assert run(capsys, "check", path)[0] == 0
+    code, out, err = run(capsys, *eval_args(path), "--executor", executor, "-o", "json")
+    assert code == 0, err
+    nodes = json.loads(out)["results"][0]["nodes"]
+    assert {n["scores"]["Hostile"]["raw"] for n in nodes} == {7}
+
+
+@pytest.mark.parametrize("verb", ["check", "fmt", "lint", "eval"])
+def test_nesting_past_the_limit_is_a_diagnostic_on_every_verb(capsys, tmp_path, verb):
+    path = policy(tmp_path, else_if_table(1100))
+    args = eval_args(path) if verb == "eval" else (verb, path)
+    code, _, err = run(capsys, *args)
+    assert code == 2
+    assert "error[P019]: this nests deeper than 1000 levels" in err
+    assert "Traceback" not in err and "RecursionError" not in err
