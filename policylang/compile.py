@@ -146,6 +146,7 @@ class _Compiler:
         names: dict[str, str] = {}
         pod_steps, feasible_steps, node_steps = [], [], []
         value, normalize, normalize_expr = P.Const(0), "none", None
+        value_origin = block.span
         for stmt in block.body:
             deps = self.deps(stmt) if isinstance(stmt, (ast.Skip, ast.Let)) else None
             if isinstance(stmt, ast.Skip):
@@ -161,13 +162,13 @@ class _Compiler:
                 else:
                     node_steps.append(P.LetStep(names[stmt.name], expr, "node", origin=stmt.span))
             elif isinstance(stmt, ast.Value):
-                value = self.expr(stmt.expr, path, names)
+                value, value_origin = self.expr(stmt.expr, path, names), stmt.span
             elif isinstance(stmt, ast.Normalize):
                 normalize = stmt.method
                 if stmt.expr is not None:
                     normalize_expr = self.expr(stmt.expr, path, names)
         return P.ScorePlan(block.name, tuple(pod_steps), tuple(feasible_steps), tuple(node_steps),
-                           value, normalize, normalize_expr, origin=block.span)
+                           value, normalize, normalize_expr, origin=block.span, value_origin=value_origin)
 
     # ---- rules ----
     def rule(self, path: str, r: ast.Rule) -> P.RulePlan:

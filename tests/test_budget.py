@@ -76,3 +76,49 @@ def test_nesting_past_the_limit_is_a_diagnostic_on_every_verb(capsys, tmp_path, 
     assert code == 2
     assert "error[P019]: this nests deeper than 1000 levels" in err
     assert "Traceback" not in err and "RecursionError" not in err
+
+
+# ---- a cost budget per pod, and a wall-clock timeout ------------------------------------------------
+
+HUGE = {
+    "range": ['filter f {', '    reject when len(range(10000000000)) > 0', '        reason "never"', '}'],
+    "nested": ['filter f {', '    reject when count(a in range(3000) where count(b in range(3000) where a == b) > 0)'
+                             ' > 1 and node.metadata.name != ""',
+               '        reason "never"', '}'],
+    "node pods": ['score s {', '    value count(a in range(200000) where node.metadata.name == "x") % 100', '}'],
+}
+
+
+@pytest.mark.parametrize("executor", ["reference", "vector"])
+@pytest.mark.parametrize("case", sorted(HUGE))
+def test_evaluation_past_the_cost_budget_names_the_statement(capsys, tmp_path, case, executor):
+    path = policy(tmp_path, HUGE[case])
+    code, _, err = run(capsys, *eval_args(path), "--executor", executor, "--max-cost", "1000000")
+    assert code == 2, err
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "value" in text or "reject" in text)
+    assert f"error: {path}:{line}:" in err
+    assert "evaluation ran past its cost budget of 1,000,000 steps for pod shop/web-7d4b9-mnopq" in err
+    assert "Traceback" not in err
+
+
+def test_the_default_budget_refuses_a_range_that_would_take_all_memory(capsys, tmp_path):
+    code, _, err = run(capsys, *eval_args(policy(tmp_path, HUGE["range"])))
+    assert code == 2 and "ran past its cost budget" in err
+
+
+def test_a_fold_that_squares_its_accumulator_is_an_overflow_not_a_memory_error(capsys, tmp_path):
+    path = policy(tmp_path, ["score s {", "    value fold(acc = 2 for x in range(64): acc * acc) % 100", "}"])
+    code, out, err = run(capsys, *eval_args(path), "--executor", "reference")
+    assert "integer overflow: a fold's value left the 64-bit integers" in out + err
+
+
+@pytest.mark.parametrize("verb", ["eval", "explain", "simulate"])
+def test_timeout_stops_with_a_clear_error(capsys, tmp_path, verb):
+    path = policy(tmp_path, ['score s {', '    value count(a in range(100000000) where a < 0) % 100', '}'])
+    pods = ("--pods" if verb == "simulate" else "--pod", EXAMPLES / "pods" / "web.yaml")
+    code, _, err = run(capsys, verb, "--profile", path, "--cluster", EXAMPLES / "cluster.yaml", *pods,
+                       "--timeout", "1", "--max-cost", "10000000000")
+    assert code == 2, err
+    assert "the command ran past its --timeout of 1s" in err
+    if verb == "simulate":
+        assert "showing the pods placed so far" in err

@@ -23,6 +23,7 @@ from .. import plan as P
 from ..cluster import model
 from ..cluster.quantity import Quantity
 from ..builtins import EvalError
+from ..cost import BUDGET, charge
 from ..types import DERIVED
 
 Fn = Callable[[dict], Any]
@@ -263,7 +264,7 @@ def _format(ir: P.Format) -> Fn:
 
 def _comp(ir: P.Comp) -> Fn:
     kind, var = ir.kind, ir.var
-    source = compile_ir(ir.source)
+    source = _charged(compile_ir(ir.source))
     element = compile_ir(ir.element) if ir.element is not None else None
     where = compile_ir(ir.where) if ir.where is not None else None
     by = compile_ir(ir.by) if ir.by is not None else None
@@ -361,17 +362,43 @@ def _satisfies(env: dict, var: str, x, predicate: Fn) -> bool:
     return _truthy(predicate(env))
 
 
+def _charged(source: Fn) -> Fn:
+    """The source of a comprehension or fold, charging the budget for its items."""
+    def run(env):
+        seq = source(env)
+        if seq is not None:
+            try:
+                BUDGET.left -= len(seq)
+            except TypeError:   # not sized: a step per item would cost more than it bounds
+                pass
+            if BUDGET.left < 0:
+                charge(0)
+        return seq
+    return run
+
+
 def _fold(ir: P.Fold) -> Fn:
     acc, var = ir.acc, ir.var
-    init, source, body = compile_ir(ir.init), compile_ir(ir.source), compile_ir(ir.body)
+    init, source, body = compile_ir(ir.init), _charged(compile_ir(ir.source)), compile_ir(ir.body)
 
     def run(env):
         value = init(env)
         for x in source(env) or ():
             env[acc], env[var] = value, x
-            value = body(env)
+            value = fold_bounded(body(env))
         return value
     return run
+
+
+INT64 = 2**63
+
+
+def fold_bounded(value):
+    """A fold's accumulator, which may not leave the 64-bit integers (as CEL's may not): a fold
+    that squares its accumulator would otherwise need memory doubling at every item."""
+    if type(value) is int and not -INT64 <= value < INT64:
+        raise EvalError("integer overflow: a fold's value left the 64-bit integers")
+    return value
 
 
 def _call(ir: P.CallBuiltin) -> Fn:
