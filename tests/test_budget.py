@@ -60,7 +60,7 @@ def else_if_table(branches: int) -> list[str]:
 
 @pytest.mark.parametrize("executor", ["reference", "vector"])
 def test_a_long_else_if_table_evaluates(capsys, tmp_path, executor):
-    path = policy(tmp_path, else_if_table(900))
+    path = policy(tmp_path, else_if_table(500))
     assert run(capsys, "check", path)[0] == 0
     code, out, err = run(capsys, *eval_args(path), "--executor", executor, "-o", "json")
     assert code == 0, err
@@ -114,11 +114,13 @@ def test_a_fold_that_squares_its_accumulator_is_an_overflow_not_a_memory_error(c
 
 @pytest.mark.parametrize("verb", ["eval", "explain", "simulate"])
 def test_timeout_stops_with_a_clear_error(capsys, tmp_path, verb):
-    path = policy(tmp_path, ['score s {', '    value count(a in range(100000000) where a < 0) % 100', '}'])
+    # Slow but small: 25 million steps a node over lists of 5,000.
+    slow = 'count(a in range(5000) where count(b in range(5000) where a == b) > 1)'
+    path = policy(tmp_path, ['score s {', f'    value {slow} % 100', '}'])
     pods = ("--pods" if verb == "simulate" else "--pod", EXAMPLES / "pods" / "web.yaml")
     code, _, err = run(capsys, verb, "--profile", path, "--cluster", EXAMPLES / "cluster.yaml", *pods,
-                       "--timeout", "1", "--max-cost", "10000000000")
+                       "--timeout", "3", "--max-cost", "1000000000000")
     assert code == 2, err
-    assert "the command ran past its --timeout of 1s" in err
+    assert "the command ran past its --timeout of 3s" in err
     if verb == "simulate":
         assert "showing the pods placed so far" in err
