@@ -264,7 +264,7 @@ def _format(ir: P.Format) -> Fn:
 
 def _comp(ir: P.Comp) -> Fn:
     kind, var = ir.kind, ir.var
-    source = _charged(compile_ir(ir.source))
+    source = compile_ir(ir.source)
     element = compile_ir(ir.element) if ir.element is not None else None
     where = compile_ir(ir.where) if ir.where is not None else None
     by = compile_ir(ir.by) if ir.by is not None else None
@@ -273,6 +273,7 @@ def _comp(ir: P.Comp) -> Fn:
         seq = source(env)
         if seq is None:
             return
+        _charge_len(seq)
         for x in seq:
             env[var] = x
             if where is None or ((w := where(env)) is not None and w is not False):
@@ -288,6 +289,12 @@ def _comp(ir: P.Comp) -> Fn:
             out = []
             if seq is None:
                 return out
+            try:    # _charge_len inline: these are the hottest comprehensions
+                BUDGET.left -= len(seq)
+            except TypeError:
+                pass
+            if BUDGET.left < 0:
+                charge(0)
             for x in seq:
                 env[var] = x
                 if where is None or ((w := where(env)) is not None and w is not False):
@@ -301,6 +308,12 @@ def _comp(ir: P.Comp) -> Fn:
                 return 0
             if where is None:
                 return len(seq)
+            try:
+                BUDGET.left -= len(seq)
+            except TypeError:
+                pass
+            if BUDGET.left < 0:
+                charge(0)
             n = 0
             for x in seq:
                 env[var] = x
@@ -316,6 +329,7 @@ def _comp(ir: P.Comp) -> Fn:
             seq = source(env)
             if seq is None:
                 return kind == "all"
+            _charge_len(seq)
             return quantifier(_satisfies(env, var, x, where) for x in seq)
         return quantify
     if kind in AGGREGATES:
@@ -362,28 +376,25 @@ def _satisfies(env: dict, var: str, x, predicate: Fn) -> bool:
     return _truthy(predicate(env))
 
 
-def _charged(source: Fn) -> Fn:
-    """The source of a comprehension or fold, charging the budget for its items."""
-    def run(env):
-        seq = source(env)
-        if seq is not None:
-            try:
-                BUDGET.left -= len(seq)
-            except TypeError:   # not sized: a step per item would cost more than it bounds
-                pass
-            if BUDGET.left < 0:
-                charge(0)
-        return seq
-    return run
+def _charge_len(seq) -> None:
+    """Charge the budget for the items a comprehension or fold is about to go through."""
+    try:
+        BUDGET.left -= len(seq)
+    except TypeError:   # not sized: a step per item would cost more than it bounds
+        return
+    if BUDGET.left < 0:
+        charge(0)
 
 
 def _fold(ir: P.Fold) -> Fn:
     acc, var = ir.acc, ir.var
-    init, source, body = compile_ir(ir.init), _charged(compile_ir(ir.source)), compile_ir(ir.body)
+    init, source, body = compile_ir(ir.init), compile_ir(ir.source), compile_ir(ir.body)
 
     def run(env):
         value = init(env)
-        for x in source(env) or ():
+        seq = source(env) or ()
+        _charge_len(seq)
+        for x in seq:
             env[acc], env[var] = value, x
             value = fold_bounded(body(env))
         return value
