@@ -97,7 +97,8 @@ def test_evaluation_past_the_cost_budget_names_the_statement(capsys, tmp_path, c
     assert code == 2, err
     line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "value" in text or "reject" in text)
     assert f"error: {path}:{line}:" in err
-    assert "evaluation ran past its cost budget of 1,000,000 steps for pod shop/web-7d4b9-mnopq" in err
+    assert "evaluation ran past its cost budget of 1,000,000 steps for pod shop/web-7d4b9-mnopq in plugin Hostile" \
+        in err
     assert "Traceback" not in err
 
 
