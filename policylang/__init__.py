@@ -107,10 +107,13 @@ def check_file(path: str | Path) -> None:
 
 def _check_only(root: str, text, base):
     from .check import check
+    from .compile import compile_all
     from .program import load_program
 
     program = load_program(root, text=text, base=base)
-    check(program)
+    # Compiled too: what only compiling finds (a plan too large, a param that cannot be computed)
+    # is as much the file's error as a type error is.
+    compile_all(check(program))
     return True, program
 
 

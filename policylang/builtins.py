@@ -13,6 +13,7 @@ from typing import Callable
 import attrs
 
 from .cluster import model
+from .cost import charge
 from .cluster.quantity import Quantity, QuantityError, format_quantity, parse_quantity
 from .cluster.resources import NON_ZERO_DEFAULTS, nonzero_pod_requests, pod_requests
 from .cluster.selectors import (go_quote, label_selector_error, node_selector_matches, requirement_error,
@@ -153,6 +154,7 @@ def _merge_maps(maps):
 
 @builtin("range", [INT], list_of(INT), "The whole numbers 0, 1, … n-1.")
 def _range(n):
+    charge(max(0, n or 0))      # before the list is made: range(10000000000) would take all memory
     return list(range(n or 0))
 
 

@@ -14,7 +14,7 @@ import traceback
 from typing import TYPE_CHECKING
 
 from . import load_plans
-
+from .cost import DEFAULT_MAX_COST, CostExceeded, max_cost
 from .diagnostics import InputError, PolicyError
 from .inputs import DEFAULT_MAX_INPUT_SIZE, input_size_limit, read_source, stdin_unread
 from .roots import allowed_roots
@@ -31,13 +31,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         with allowed_roots(args.allow_root), input_size_limit(args.max_input_size), stdin_unread(), \
-                _quiet_when_pipe_closes():
+                _quiet_when_pipe_closes(), deep_recursion(), max_cost(args.max_cost), \
+                _time_limit(getattr(args, "timeout", None)):
             return args.run(args)
     except PolicyError as err:
         print(err.render(), file=sys.stderr)
         return 2
     except InputError as err:
         print(err.render(), file=sys.stderr)
+        return 2
+    except (CostExceeded, TimedOut) as err:
+        print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
@@ -48,6 +52,52 @@ def main(argv: list[str] | None = None) -> int:
 
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+
+
+class TimedOut(BaseException):
+    """--timeout passed. A BaseException, as KeyboardInterrupt is, so that no `except
+    Exception` on the way up mistakes it for a policy's or an input's error."""
+
+    def __init__(self, seconds: float):
+        super().__init__(f"the command ran past its --timeout of {seconds:g}s")
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: "float | None"):
+    """Raise TimedOut in the main thread once ``seconds`` of wall-clock time have passed."""
+    import signal
+    import threading
+
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum, frame):
+        raise TimedOut(seconds)
+    before = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+
+# Python frames the stages may stack: a policy nested parse.MAX_NESTING levels deep takes a
+# few frames per level in each recursive stage (check, compile, the executors' closures).
+RECURSION_LIMIT = 20_000
+
+
+@contextlib.contextmanager
+def deep_recursion():
+    """Raise the recursion limit for the command (Python 3.11 runs nested Python calls without
+    growing the C stack, so this costs nothing until a policy nests deeply)."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
 
 
 @contextlib.contextmanager
@@ -251,6 +301,10 @@ def _parser() -> argparse.ArgumentParser:
     ls.set_defaults(run=cmd_lsp)
     for command in sub.choices.values():
         _input_arguments(command)
+    for name in ("eval", "explain", "simulate", "diff"):
+        sub.choices[name].add_argument(
+            "--timeout", type=_seconds, metavar="SECONDS",
+            help="stop after this many seconds of wall-clock time (exit 2; simulate shows the pods placed so far)")
     return p
 
 
@@ -365,6 +419,25 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-input-size", type=_size, metavar="BYTES",
                    help=f"read input files up to this size (suffixes K, M, G; default "
                         f"{DEFAULT_MAX_INPUT_SIZE // 2**20}M)")
+    p.add_argument("--max-cost", type=_count, metavar="N",
+                   help=f"let each pod's evaluation take up to N steps (items comprehensions and folds go "
+                        f"through, numbers range makes; default {DEFAULT_MAX_COST:,})")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < 10**7:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or int(text) == 0 or len(text) > 18:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return int(text)
 
 
 def _size(text: str) -> int:
@@ -386,6 +459,12 @@ def load_cluster(paths: list[str]):
     commands that read a cluster, not for `fmt` or `check`."""
     from .cluster.load import load_cluster as load
     return load(paths)
+
+
+def load_objects(path: str, kinds: list[str]):
+    """cluster.load's load_objects, imported on first call (as load_cluster)."""
+    from .cluster.load import load_objects as load
+    return load(path, kinds)
 
 
 def _pods(paths: list[str], state, replicas: int | None = None) -> list[Pod]:
@@ -516,9 +595,10 @@ def cmd_simulate(args) -> int:
     try:
         placements = simulate(profile_for, state, pods, preemption=not args.no_preemption, rng=rng,
                               progress=progress, into=placements, percentage=args.percentage_of_nodes_to_score)
-    except KeyboardInterrupt:
-        interrupted = True
-        print("\ninterrupted: showing the pods placed so far"
+    except (KeyboardInterrupt, TimedOut, CostExceeded) as err:
+        interrupted = EXIT_INTERRUPTED if isinstance(err, KeyboardInterrupt) else 2
+        why = "\ninterrupted" if isinstance(err, KeyboardInterrupt) else f"error: {err}"
+        print(f"{why}: showing the pods placed so far"
               + ("; the state was not written" if args.write_state else ""), file=sys.stderr)
     if progress:
         print(file=sys.stderr)
@@ -535,7 +615,7 @@ def cmd_simulate(args) -> int:
             return simulate_page(placements, before, utilisation(state))
         _write_report(args, page)
     if interrupted:
-        return EXIT_INTERRUPTED
+        return interrupted
     return 0 if all((p.node or p.decision is None) and not p.gates for p in placements) else 1
 
 

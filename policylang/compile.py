@@ -17,6 +17,10 @@ from .plugins import registry
 
 POD_SCOPES = frozenset({"pod", "cluster", "params"})
 AGGREGATES = ast.AGGREGATES
+# The most expressions one profile's plan may hold once its defs are inlined: defs that call
+# the previous one twice double the plan at each level, so 20 such lines would take gigabytes.
+# The stdlib's default profile (every plugin) holds about 12,000.
+MAX_PLAN_SIZE = 100_000
 
 
 def compile_profile(checked: Checked, name: str | None = None) -> P.Plan:
@@ -48,6 +52,8 @@ class _Compiler:
         self.checked = checked
         self.program = checked.program
         self.counter = itertools.count(1)
+        self.size = 0       # expressions lowered into the current profile's plan
+        self.def_sizes: dict = {}   # (module, def) → expressions one call of it inlines
 
     def fresh(self, name: str) -> str:
         return f"{name}#{next(self.counter)}"
@@ -58,6 +64,7 @@ class _Compiler:
 
     # ---- profiles and policies ----
     def profile(self, path: str, profile: ast.Profile) -> P.Plan:
+        self.size = 0
         plugins = []
         for use in profile.uses:
             target = self.program.uses[use]
@@ -139,6 +146,7 @@ class _Compiler:
         names: dict[str, str] = {}
         pod_steps, feasible_steps, node_steps = [], [], []
         value, normalize, normalize_expr = P.Const(0), "none", None
+        value_origin = block.span
         for stmt in block.body:
             deps = self.deps(stmt) if isinstance(stmt, (ast.Skip, ast.Let)) else None
             if isinstance(stmt, ast.Skip):
@@ -154,13 +162,13 @@ class _Compiler:
                 else:
                     node_steps.append(P.LetStep(names[stmt.name], expr, "node", origin=stmt.span))
             elif isinstance(stmt, ast.Value):
-                value = self.expr(stmt.expr, path, names)
+                value, value_origin = self.expr(stmt.expr, path, names), stmt.span
             elif isinstance(stmt, ast.Normalize):
                 normalize = stmt.method
                 if stmt.expr is not None:
                     normalize_expr = self.expr(stmt.expr, path, names)
         return P.ScorePlan(block.name, tuple(pod_steps), tuple(feasible_steps), tuple(node_steps),
-                           value, normalize, normalize_expr, origin=block.span)
+                           value, normalize, normalize_expr, origin=block.span, value_origin=value_origin)
 
     # ---- rules ----
     def rule(self, path: str, r: ast.Rule) -> P.RulePlan:
@@ -215,6 +223,7 @@ class _Compiler:
 
     # ---- expressions ----
     def expr(self, e, path: str, names: dict) -> P.IR:
+        self.size += 1
         return getattr(self, "lower_" + type(e).__name__)(e, path, names)
 
     def lower_Literal(self, e, path, names):
@@ -273,11 +282,27 @@ class _Compiler:
         if func in defs:
             d = defs[func]
             params = tuple(self.fresh(p) for p in d.params)
+            key = (module_path, func)
+            if self.size + self.def_sizes.get(key, 0) > MAX_PLAN_SIZE:
+                self.too_large(e)
+            before = self.size
             body = self.expr(d.body, module_path, dict(zip(d.params, params)))
+            self.def_sizes[key] = self.size - before
+            if self.size > MAX_PLAN_SIZE:
+                self.too_large(e)
             return P.Bind(params, args, body, def_name=func)
         if func in AGGREGATES and len(args) == 1:
             return P.Comp(func, self.fresh("x"), args[0])
         return P.CallBuiltin(func, args)
+
+    def too_large(self, e: ast.Call):
+        """Stop before the plan takes the memory: the call whose inlining would pass the limit."""
+        raise PolicyError([Diagnostic(
+            "P081", f"the plan grows past {MAX_PLAN_SIZE:,} expressions at this call of {e.func}: "
+                    "a def is inlined wherever it is called", e.span,
+            notes=("help: call a def fewer times (bind its value with `let`), or "
+                   "nest defs that call each other less deeply",))],
+            self.program.sources)
 
 
 def merge_defaults(default, given):

@@ -20,6 +20,11 @@ from .diagnostics import Diagnostic, PolicyError
 from .source import Span
 
 AGGREGATES = frozenset(ast.AGGREGATES) | {"group"}
+# How deeply a file's syntax may nest (grammar levels: about one per `else if`, bracket or
+# operator): 60 times the stdlib's deepest (18), and within what every later stage (check,
+# compile, both executors, fmt, lint) follows under the recursion limit the CLI sets
+# (cli.deep_recursion). Deeper is `error[P019]`, never a RecursionError.
+MAX_NESTING = 1000
 
 
 _OPTIONS = dict(parser="lalr", start=["start", "expr"], propagate_positions=True, maybe_placeholders=True)
@@ -65,6 +70,12 @@ def parse(text: str, path: str = "<input>") -> ast.Module:
         tree = _parser().parse(text, start="start")
     except lark.exceptions.UnexpectedInput as err:
         raise PolicyError([_syntax_diagnostic(err, text, path)], {path: text}) from None
+    too_deep = _deeper_than(tree, MAX_NESTING)
+    if too_deep is not None:
+        raise PolicyError([Diagnostic("P019", f"this nests deeper than {MAX_NESTING} levels",
+                                      _meta_span(too_deep, path),
+                                      notes=("help: write a long `else if` chain as a lookup in a map, "
+                                             "or split it into defs",))], {path: text})
     builder = _Build(path, diagnostics)
     try:
         module = builder.transform(tree)
@@ -79,6 +90,25 @@ def parse_file(text: str, path: str) -> ast.Module:
     """``parse`` of a file read from disk, its AST kept in the cache by path and text (the
     stdlib's 17 files take ~0.4 s to parse, ~0.05 s to read back)."""
     return cache.cached("ast", cache.key("ast", path, text), lambda: parse(text, path), ast.Module)
+
+
+def _deeper_than(tree, limit: int):
+    """The first subtree (depth first) nested more than ``limit`` levels down, found without
+    recursion; None when there is none."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return node
+        stack.extend((c, depth + 1) for c in node.children if isinstance(c, lark.Tree))
+    return None
+
+
+def _meta_span(tree, path: str) -> Span:
+    meta = tree.meta
+    if getattr(meta, "empty", True):
+        return Span(path, 1, 1, 1, 1)
+    return Span(path, meta.line, meta.column, meta.line, meta.column + 1)
 
 
 # A line starting with one of these, at the first column, starts a declaration: where an editor

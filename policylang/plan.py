@@ -310,6 +310,7 @@ class ScorePlan:
     normalize: str            # none | max | reverse | minmax | with
     normalize_expr: "IR | None" = None
     origin: Span = _origin()
+    value_origin: Span = _origin()    # the `value` statement (the block's span when it has none)
 
 
 @attrs.frozen

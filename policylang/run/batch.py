@@ -14,6 +14,7 @@ import numpy as np
 from itertools import repeat
 from operator import is_
 
+from ..cost import CostExceeded
 from . import reference
 from .framework import MAX_NODE_SCORE, NORMALIZERS, Status, normalize_named, reasons_of
 from .phases import nominated_ahead, run_filters_with_nominated
@@ -85,6 +86,9 @@ def filter_batch(exe, pre, nodes: list) -> list:
                         break
     except POLICY_ERRORS as err:
         raise PolicyErrorInBatch(str(err)) from err
+    except CostExceeded as err:
+        err.plugin = err.plugin or plugin.name
+        raise
     return out
 
 
@@ -115,6 +119,9 @@ def raw_scores(plugin, env: dict, feasible: Batch) -> np.ndarray:
         raw = s.vvalue(venv, n)
     except POLICY_ERRORS as err:
         raise PolicyErrorInBatch(str(err)) from err
+    except CostExceeded as err:
+        err.plugin = err.plugin or plugin.name
+        raise
     if isinstance(raw, Col) and raw.a.dtype.kind == "i":
         return raw.a
     if type(raw) is int and -INT_LIMIT < raw < INT_LIMIT:

@@ -14,6 +14,7 @@ import attrs
 from .. import plan as P
 from ..cluster.model import LabelSelector, Pod
 from ..cluster.state import ClusterState
+from ..cost import CostExceeded
 from .batch import VectorExecutor
 from .framework import call, truthy
 from .interpret import compile_ir
@@ -41,17 +42,33 @@ def _steps(steps: Iterable, backend) -> tuple:
     """Each step as a closure over one env (and, for the vector executor, also in vector form)."""
     out = []
     for s in steps:
+        compile = lambda ir: tuple(map(_naming, backend.compile(ir), (s.origin, s.origin)))  # noqa: E731
         if isinstance(s, P.LetStep):
-            fn, vfn = backend.compile(s.expr)
+            fn, vfn = compile(s.expr)
             out.append(_Step("let", s.name, fn, vfn=vfn))
         elif isinstance(s, P.SkipStep):
-            out.append(_Step("skip", "", backend.compile(s.cond)[0]))
+            out.append(_Step("skip", "", compile(s.cond)[0]))
         elif isinstance(s, P.RejectStep):
-            (fn, vfn), (reason, vreason) = backend.compile(s.cond), backend.compile(s.reason)
+            (fn, vfn), (reason, vreason) = compile(s.cond), compile(s.reason)
             out.append(_Step("reject", "", fn, reason, s.code, s.origin, vfn, vreason))
         elif isinstance(s, P.RestrictStep):
-            out.append(_Step("restrict", "", backend.compile(s.names)[0]))
+            out.append(_Step("restrict", "", compile(s.names)[0]))
     return tuple(out)
+
+
+def _naming(fn, origin):
+    """fn, naming ``origin`` as the statement that ran out when the cost budget does."""
+    if fn is None:
+        return None
+
+    def run(*args):
+        try:
+            return fn(*args)
+        except CostExceeded as err:
+            if err.origin is None:
+                err.origin = origin
+            raise
+    return run
 
 
 @attrs.frozen
@@ -130,8 +147,9 @@ class Executable:
             s = p.score
             custom = s.normalize_expr is not None
             score = _Score(_steps(s.pod_steps, backend),
-                           _steps(s.feasible_steps, backend), _steps(s.node_steps, backend), compile_ir(s.value),
+                           _steps(s.feasible_steps, backend), _steps(s.node_steps, backend),
+                           _naming(compile_ir(s.value), s.value_origin),
                            s.normalize, per_node_loop(s.normalize_expr) if custom else None,
-                           backend.compile_vector(s.value),
+                           _naming(backend.compile_vector(s.value), s.value_origin),
                            backend.compile_vector(s.normalize_expr) if custom else None)
         return _Plugin(p.name, p.weight, dict(p.params), filters, score, p.postfilter)

@@ -15,6 +15,7 @@ import attrs
 import numpy as np
 
 from ..builtins import POLICY_ERRORS, error_text
+from ..cost import CostExceeded
 from ..plan import NORMALIZERS
 from ..source import Span
 
@@ -81,6 +82,9 @@ def call(fn, env, plugin: str, point: str):
         words = ERROR_AT.get(point, 'running {point} of plugin "{plugin}": {error}')
         text = error_text(err)
         raise PlanRuntimeError(words.format(point=point, plugin=plugin, error=text), text) from None
+    except CostExceeded as err:
+        err.plugin = err.plugin or plugin
+        raise
 
 
 @attrs.frozen

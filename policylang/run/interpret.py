@@ -23,6 +23,7 @@ from .. import plan as P
 from ..cluster import model
 from ..cluster.quantity import Quantity
 from ..builtins import EvalError
+from ..cost import BUDGET, charge
 from ..types import DERIVED
 
 Fn = Callable[[dict], Any]
@@ -272,6 +273,7 @@ def _comp(ir: P.Comp) -> Fn:
         seq = source(env)
         if seq is None:
             return
+        _charge_len(seq)
         for x in seq:
             env[var] = x
             if where is None or ((w := where(env)) is not None and w is not False):
@@ -287,6 +289,12 @@ def _comp(ir: P.Comp) -> Fn:
             out = []
             if seq is None:
                 return out
+            try:    # _charge_len inline: these are the hottest comprehensions
+                BUDGET.left -= len(seq)
+            except TypeError:
+                pass
+            if BUDGET.left < 0:
+                charge(0)
             for x in seq:
                 env[var] = x
                 if where is None or ((w := where(env)) is not None and w is not False):
@@ -300,6 +308,12 @@ def _comp(ir: P.Comp) -> Fn:
                 return 0
             if where is None:
                 return len(seq)
+            try:
+                BUDGET.left -= len(seq)
+            except TypeError:
+                pass
+            if BUDGET.left < 0:
+                charge(0)
             n = 0
             for x in seq:
                 env[var] = x
@@ -315,6 +329,7 @@ def _comp(ir: P.Comp) -> Fn:
             seq = source(env)
             if seq is None:
                 return kind == "all"
+            _charge_len(seq)
             return quantifier(_satisfies(env, var, x, where) for x in seq)
         return quantify
     if kind in AGGREGATES:
@@ -361,17 +376,40 @@ def _satisfies(env: dict, var: str, x, predicate: Fn) -> bool:
     return _truthy(predicate(env))
 
 
+def _charge_len(seq) -> None:
+    """Charge the budget for the items a comprehension or fold is about to go through."""
+    try:
+        BUDGET.left -= len(seq)
+    except TypeError:   # not sized: a step per item would cost more than it bounds
+        return
+    if BUDGET.left < 0:
+        charge(0)
+
+
 def _fold(ir: P.Fold) -> Fn:
     acc, var = ir.acc, ir.var
     init, source, body = compile_ir(ir.init), compile_ir(ir.source), compile_ir(ir.body)
 
     def run(env):
         value = init(env)
-        for x in source(env) or ():
+        seq = source(env) or ()
+        _charge_len(seq)
+        for x in seq:
             env[acc], env[var] = value, x
-            value = body(env)
+            value = fold_bounded(body(env))
         return value
     return run
+
+
+INT64 = 2**63
+
+
+def fold_bounded(value):
+    """A fold's accumulator, which may not leave the 64-bit integers (as CEL's may not): a fold
+    that squares its accumulator would otherwise need memory doubling at every item."""
+    if type(value) is int and not -INT64 <= value < INT64:
+        raise EvalError("integer overflow: a fold's value left the 64-bit integers")
+    return value
 
 
 def _call(ir: P.CallBuiltin) -> Fn:

@@ -26,6 +26,7 @@ from ..plugins import registry
 from . import vector
 from .batch import PolicyErrorInBatch
 from .executable import EXECUTORS, Executable  # noqa: F401 (the cycle's public names)
+from ..cost import CostExceeded, start_pod
 from .framework import (MAX_NODE_SCORE, PlanRuntimeError, PostFilterOutcome, call, fit_error_text,  # noqa: F401
                         restricted_text, truthy)
 from .phases import (PreFilterOutcome, base_env, run_filters, run_filters_with_nominated,  # noqa: F401
@@ -198,6 +199,7 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
     if not nodes:
         msg = "no nodes available to schedule pods"
         return Decision(**ident, nodes=(), fit_error=None, message=msg)
+    start_pod()
     try:
         pod = exe.apply_rules(state, pod)
         pre = run_prefilter(exe, state, pod, base_env(state, pod))
@@ -269,6 +271,9 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
                  else ScoreTable([feasible[0].metadata.name]))
     except PlanRuntimeError as err:
         return Decision(**ident, nodes=(), message=str(err))
+    except CostExceeded as err:
+        err.pod = err.pod or f"{pod.metadata.namespace}/{pod.metadata.name}"
+        raise
     except PolicyErrorInBatch:
         # A policy error on some node: the reference interpreter decides the pod, so the
         # error (or the node sampling that stops before it) is exactly the reference's.

@@ -10,6 +10,7 @@ from itertools import chain
 import numpy as np
 
 from ... import plan as P
+from ...cost import charge
 from ..interpret import AGGREGATES, compile_ir
 from . import tuning
 from .values import (INT_LIMIT, VARYING, Col, Seq, abs_max, array_of, as_mask, col_of, merge, node_by_node, num_kind,
@@ -52,6 +53,7 @@ def comprehension_form(ir: P.Comp, sub):
         members = _members(src, n)
         if members is None or kind == "group":
             return per_node(venv, n, src)
+        charge(len(members) * n)    # as the reference, which goes through the list on each node
         if kind in ("any", "all", "first"):
             return until_decided(venv, n, members)
         chosen = []   # (value, mask) of the members that pass `where`
@@ -96,6 +98,7 @@ def comprehension_form(ir: P.Comp, sub):
         member that decides: a policy error on a later one makes the caller ask it."""
         owner = np.repeat(np.arange(n), sizes)
         m = len(owner)
+        charge(m)
         env = restrict(venv, owner)
         env[var] = Col(np.fromiter(chain.from_iterable(lists), dtype=object, count=m))
         if kind in ("any", "all") and element is None and where is not None:

@@ -17,7 +17,8 @@ import numpy as np
 from ... import builtins as bi
 from ... import plan as P
 from ...builtins import POLICY_ERRORS
-from ..interpret import _ARITH, _api_attrs, _contains, _order, compile_ir, field_reader, index_value
+from ...cost import charge
+from ..interpret import _ARITH, _api_attrs, _contains, _order, compile_ir, field_reader, fold_bounded, index_value
 from . import builtin_forms
 from .analysis import is_arithmetic
 from .comprehension import comprehension_form
@@ -300,9 +301,11 @@ def _fold(ir: P.Fold, sub):
         if isinstance(seq, VARYING):
             return node_by_node(ref, venv, [v for v in inner if isinstance(venv.get(v), VARYING)], n)
         value = init(venv, n)
-        for x in seq or ():
+        seq = seq or ()
+        charge(len(seq) * n)    # as the reference, which folds the list on each node
+        for x in seq:
             venv[acc], venv[var] = value, x
-            value = body(venv, n)
+            value = fold_bounded(body(venv, n))
         return value
     return run
 
