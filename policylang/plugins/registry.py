@@ -111,7 +111,7 @@ def params(name: str) -> frozenset:
     found = plugins().get(name)
     if found is None:
         return frozenset()
-    module = parse(Path(found.path).read_text(), found.path)
+    module = parse_file(Path(found.path).read_text(), found.path)
     return frozenset(p.name for p in module.of_type(ast.Param))
 
 
