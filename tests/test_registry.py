@@ -31,7 +31,7 @@ IMPLEMENTS = {
     "DefaultPreemption": {"postFilter"}, "NodeResourcesBalancedAllocation": {"score"},
     "ImageLocality": {"score"},
 }
-HOOKS = {"postfilter", "reserve", "fix", "distance"}
+HOOKS = {"postfilter", "reserve", "fix", "distance", "detail"}
 
 
 def test_the_default_plugins_are_v1_35s_in_its_order():
