@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Coverage-guided fuzzing of loading and checking a policy with atheris:
 
     python fuzz/check.py -max_total_time=60 fuzz/corpus/check

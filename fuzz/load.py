@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Coverage-guided fuzzing of the cluster loader (YAML and JSON dumps) with atheris:
 
     python fuzz/load.py -max_total_time=60 fuzz/corpus/load

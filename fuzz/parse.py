@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Coverage-guided fuzzing of the parser (and the formatter on what parses) with atheris:
 
     python fuzz/parse.py -max_total_time=60 fuzz/corpus/parse
