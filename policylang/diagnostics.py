@@ -6,6 +6,9 @@ A diagnostic renders like a compiler's::
        12 |   when pod.spec.tolerationz contains t
           |            ^^^^^^^^^^^^^^^^
        = help: did you mean 'spec.tolerations'?
+
+Every code (P001…P080) is listed with its meaning in docs/diagnostics.md; a test keeps the list
+and the codes used here in step.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ MAX_NESTING = 1000
 
 
 _OPTIONS = dict(parser="lalr", start=["start", "expr"], propagate_positions=True, maybe_placeholders=True)
+_STRING_SPECIAL = re.compile(r"\\|\$\{")
 
 
 @lru_cache(maxsize=None)
@@ -591,6 +592,8 @@ class _Build(Transformer):
             return ""
         return node.value
 
+    # Where a string literal needs more than copying: an escape or an interpolation. Copying the
+    # text between them in one slice keeps a long literal linear (issue 29: 20 MB took minutes).
     def _string(self, token: Token):
         raw = str(token)[1:-1]
         span = self._tspan(token)
@@ -598,6 +601,13 @@ class _Build(Transformer):
         buf: list[str] = []
         i = 0
         while i < len(raw):
+            special = _STRING_SPECIAL.search(raw, i)
+            if special is None:          # the rest is plain text: taken whole, not char by char
+                buf.append(raw[i:])
+                break
+            if special.start() > i:
+                buf.append(raw[i:special.start()])
+                i = special.start()
             ch = raw[i]
             if ch == "\\" and i + 1 < len(raw):
                 nxt = raw[i + 1]

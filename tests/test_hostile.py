@@ -220,3 +220,104 @@ def test_a_wrongly_typed_scheduler_config_is_an_input_error(capsys, tmp_path, bo
     config.write_text(f"apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n{body}\n")
     code, _, err = run(capsys, "plan", "--config", config)
     assert code == 2 and message in err, err
+
+
+# ---- wrongly typed objects, settings; inputs that cost too much ---------------------------------
+
+@pytest.mark.parametrize("kind", ["ReplicaSet", "ReplicationController", "StatefulSet"])
+@pytest.mark.parametrize("body, message", [
+    ("spec: 5", "field spec: expected an object, got int"),
+    ("spec: [1]", "field spec: expected an object, got list"),
+    ("metadata: {name: w, labels: 5}", "field metadata.labels: expected a mapping, got int"),
+])
+def test_a_wrongly_typed_workload_in_a_dump_is_an_input_error(capsys, tmp_path, kind, body, message):
+    dump = tmp_path / "w.yaml"
+    dump.write_text(f"apiVersion: apps/v1\nkind: {kind}\nmetadata: {{name: w}}\n{body}\n".replace(
+        "metadata: {name: w}\nmetadata", "metadata"))
+    code, _, err = run(capsys, "eval", "--profile", ROOT / "fuzz" / "small.sched", "--cluster", EXAMPLES / "cluster.yaml",
+                       "--cluster", dump, "--pod", EXAMPLES / "pods" / "web.yaml")
+    assert code == 2, err
+    assert f"{dump}: {kind} w: {message}" in err and "internal error" not in err
+
+
+@pytest.mark.parametrize("body, message", [
+    ("metadata: {name: shop, labels: 5}", "Namespace shop: field metadata.labels: expected a mapping, got int"),
+    ("metadata: {name: shop, labels: [a]}", "Namespace shop: field metadata.labels: expected a mapping, got list"),
+    ("metadata: 7", "Namespace #1: field metadata: expected an object, got int"),
+])
+def test_a_wrongly_typed_namespace_is_an_input_error(capsys, tmp_path, body, message):
+    dump = tmp_path / "ns.yaml"
+    dump.write_text(f"apiVersion: v1\nkind: Namespace\n{body}\n")
+    code, _, err = run(capsys, "eval", "--profile", ROOT / "fuzz" / "small.sched", "--cluster", EXAMPLES / "cluster.yaml",
+                       "--cluster", dump, "--pod", EXAMPLES / "pods" / "web.yaml")
+    assert code == 2 and message in err, err
+
+
+@pytest.mark.parametrize("toml, message", [
+    ("tool = 5", "[tool] must be a table, not an integer"),
+    ('[tool]\npolicylang = "x"', "[tool.policylang] must be a table, not a string"),
+    ("[tool.policylang]\nlint = [1]", "[tool.policylang.lint] must be a table, not an array"),
+    ("[tool.policylang.lint]\nselect = 5", "select: expected a list of rule codes"),
+    ("[tool.policylang.lint]\nignore = [5]", "ignore: expected a list of rule codes"),
+    ('[tool.policylang.lint.per-path."a/**"]\nselect = "S1"', "per-path 'a/**' select: expected a list"),
+    ('[tool.policylang.lint.per-path]\n"a/**" = 5', "per-path 'a/**' takes select and ignore"),
+])
+def test_wrongly_typed_pyproject_lint_settings_are_an_input_error(capsys, tmp_path, toml, message):
+    (tmp_path / "pyproject.toml").write_text(toml + "\n")
+    (tmp_path / "p.sched").write_text(POLICY)
+    code, _, err = run(capsys, "lint", tmp_path / "p.sched")
+    assert code == 2 and f"{tmp_path / 'pyproject.toml'}: {message}" in err, err
+
+
+def test_a_pyproject_without_policylang_settings_is_not_an_error(capsys, tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.other]\nx = 1\n")
+    (tmp_path / "p.sched").write_text(POLICY)
+    code, out, err = run(capsys, "lint", tmp_path / "p.sched")
+    assert code == 0 and "no problems found" in out, err
+
+
+def test_a_star_heavy_glob_in_lint_settings_does_not_backtrack(capsys, tmp_path):
+    # As a regex this pattern backtracks for minutes on the path below; the matcher is linear.
+    pattern = "**a" * 30 + "**b"
+    deep = tmp_path / ("a" * 200) / ("a" * 200)
+    deep.mkdir(parents=True)
+    (deep / "p.sched").write_text(POLICY)
+    (tmp_path / ".policylang.yaml").write_text(f'lint:\n  per-path:\n    "{pattern}": {{ignore: [S1]}}\n')
+    started = time.monotonic()
+    code, out, err = run(capsys, "lint", deep / "p.sched")
+    assert code == 0, err
+    assert time.monotonic() - started < 10
+
+
+def test_a_long_string_literal_lexes_in_linear_memory(capsys, tmp_path):
+    # The string regex held backtracking state per character (~290 bytes a byte: 20 MB took 6 GB).
+    import tracemalloc
+    policy = tmp_path / "big.sched"
+    policy.write_text('policy Big\n\ndef s() = "' + "a" * 400_000 + '\\n" + \'it\\\'s ' + "b" * 100_000 + "'\n")
+    from policylang.parse import parse
+    parse("policy Warm\n")                  # the parser itself is built once, outside the measure
+    tracemalloc.start()
+    try:
+        module = parse(policy.read_text(), str(policy))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * policy.stat().st_size, peak
+    assert module.decls[1].body.left.value == "a" * 400_000 + "\n"
+    assert module.decls[1].body.right.value == "it's " + "b" * 100_000
+
+
+def test_the_unused_let_rule_reads_each_statement_once(capsys, tmp_path, monkeypatch):
+    # It gathered every later statement's names for each `let`: quadratic, 1,200 lets took 15 s.
+    from policylang.lint.rules import names
+    calls = []
+    real = names.free_names
+    monkeypatch.setattr(names, "free_names", lambda e: calls.append(e) or real(e))
+    n = 300
+    lets = "".join(f"    let x{i} = {f'x{i - 1}' if i else '1'} + 1\n" for i in range(n))
+    policy = tmp_path / "lets.sched"
+    policy.write_text(f'policy Lets\n\nfilter f {{\n    let unused = 2\n{lets}'
+                      f'    reject when x{n - 1} > 5 reason "r"\n}}\n')
+    code, out, err = run(capsys, "lint", "--select", "S301", policy)
+    assert code == 1 and "'unused' is never used" in out and "'x" not in out, (out, err)
+    assert len(calls) <= n + 3

@@ -254,7 +254,12 @@ def structure_object(raw: dict, file: str, index: int = 0, validate: bool = True
     test what the plugin does with it): their tables load with ``validate=False``."""
     kind = raw["kind"]
     cls = KINDS[kind]
-    raw = _prepare(kind, {k: v for k, v in raw.items() if v is not None})
+    raw = {k: v for k, v in raw.items() if v is not None}
+    if kind in _RESHAPED and not isinstance(raw.get("spec", {}), dict):
+        # _prepare reshapes the spec, so its type is checked first (issue 29: a traceback before).
+        raise InputError(f"expected an object, got {type(raw['spec']).__name__}", path=file,
+                         obj=_describe(raw, index), field="spec")
+    raw = _prepare(kind, raw)
     _check_names(kind, raw, file, index)
     try:
         obj = (VALIDATING if validate else CONVERTER).structure(raw, cls)
@@ -295,7 +300,23 @@ def _describe(raw: dict, index: int) -> str:
 
 def first_error(err: Exception) -> str:
     leaf = _leaves(err)
-    return str(leaf[0][1]) if leaf else str(err)
+    return _plain(leaf[0][1]) if leaf else _plain(err)
+
+
+# What cattrs' own structuring of a dict or a list field raises on a value of another type, and
+# what that means to the author of the file.
+_PYTHON_TYPE_ERRORS = (re.compile(r"'(\w+)' object has no attribute 'items'"), "expected a mapping, got {}"), \
+                      (re.compile(r"'(\w+)' object is not iterable"), "expected a list, got {}")
+
+
+def _plain(err: Exception) -> str:
+    text = str(err)
+    if isinstance(err, (AttributeError, TypeError)):
+        for pattern, message in _PYTHON_TYPE_ERRORS:
+            m = pattern.fullmatch(text)
+            if m:
+                return message.format(m.group(1))
+    return text
 
 
 def field_of(err: Exception) -> str | None:
@@ -363,6 +384,9 @@ def _flatten(doc: Any, file: str) -> Iterator[dict]:
     yield doc
 
 
+_RESHAPED = ("ReplicaSet", "StatefulSet", "ReplicationController")
+
+
 def _prepare(kind: str, raw: dict) -> dict:
     """Shape differences between kinds that share a model class."""
     if kind == "ReplicationController":
@@ -370,7 +394,7 @@ def _prepare(kind: str, raw: dict) -> dict:
         if isinstance(spec.get("selector"), dict):
             spec["selector"] = {"matchLabels": spec["selector"]}
         raw = {**raw, "spec": spec}
-    if kind in ("ReplicaSet", "StatefulSet", "ReplicationController"):
+    if kind in _RESHAPED:
         spec = raw.get("spec") or {}
         raw = {**raw, "spec": {k: v for k, v in spec.items() if k in ("selector", "replicas")}}
     return raw

@@ -14,7 +14,6 @@ directories, `*` does not, and a pattern without `/` also matches a file's name.
 
 from __future__ import annotations
 
-import re
 import tomllib
 from functools import lru_cache
 from pathlib import Path
@@ -59,13 +58,15 @@ def selects(tokens, rule: Rule) -> bool:
     return any(t == "all" or t == rule.category or t == rule.name or rule.code.startswith(t) for t in tokens)
 
 
-def validate_tokens(tokens, where: str) -> tuple[str, ...]:
+def validate_tokens(tokens, where: str, field: str | None = None) -> tuple[str, ...]:
+    """``field``: the setting the tokens came from, named in the error."""
+    at = f"{field}: " if field else ""
     if isinstance(tokens, str) or not isinstance(tokens, (list, tuple)) or not all(isinstance(t, str) for t in tokens):
-        raise InputError("expected a list of rule codes, prefixes or categories", path=where)
+        raise InputError(f"{at}expected a list of rule codes, prefixes or categories", path=where)
     rules = all_rules()
     for t in tokens:
         if not (t == "all" or t in CATEGORIES or any(r.name == t or r.code.startswith(t) for r in rules)):
-            raise InputError(f"'{t}' is not a rule code, prefix, name or category "
+            raise InputError(f"{at}'{t}' is not a rule code, prefix, name or category "
                              f"(categories: {', '.join(CATEGORIES)})", path=where)
     return tuple(tokens)
 
@@ -75,30 +76,66 @@ def _matches(pattern: str, path: str, root: Path) -> bool:
         rel = Path(path).resolve().relative_to(root).as_posix()
     except ValueError:
         return False
-    regex = _glob(pattern.rstrip("/") + ("/**" if pattern.endswith("/") else ""))
-    return bool(regex.fullmatch(rel) or ("/" not in pattern and regex.fullmatch(rel.rsplit("/", 1)[-1])))
+    tokens = _glob(pattern.rstrip("/") + ("/**" if pattern.endswith("/") else ""))
+    return glob_match(tokens, rel) or ("/" not in pattern and glob_match(tokens, rel.rsplit("/", 1)[-1]))
 
 
-@lru_cache(maxsize=None)
-def _glob(pattern: str) -> re.Pattern:
+# A pattern compiles to tokens matched by simulating all positions in the pattern at once (an NFA),
+# so the time is linear in the path for any pattern: a regex of `**`s backtracks exponentially
+# (issue 29: `**a**a**…b` took minutes).
+_ANY, _SEGMENT, _ONE, _DIRS = "**", "*", "?", "**/"
+
+
+@lru_cache(maxsize=256)
+def _glob(pattern: str) -> tuple[str, ...]:
     out, i = [], 0
     while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out))
+        token = next((t for t in (_DIRS, _ANY, _SEGMENT, _ONE) if pattern.startswith(t, i)), pattern[i])
+        out.append(token)
+        i += len(token)
+    return tuple(out)
+
+
+def glob_match(tokens: tuple[str, ...], text: str) -> bool:
+    """Whether ``text`` matches the whole glob: `**/` is `(.*/)?` (zero or more directories),
+    `**` anything, `*` anything but `/`, `?` one character but `/`. A state is a position in
+    ``tokens``, or ``~s`` for "inside the `**/` at s, before its `/`"."""
+    end = len(tokens)
+    states = _closure(tokens, {0})
+    for ch in text:
+        after = set()
+        for s in states:
+            if s < 0:                                   # inside a `**/`
+                after.add(s)
+                if ch == "/":
+                    after.add(~s + 1)
+                continue
+            if s == end:
+                continue
+            t = tokens[s]
+            if t == _ANY or (t == _SEGMENT and ch != "/"):
+                after.add(s)
+            elif t == _DIRS:
+                after.add(~s)
+                if ch == "/":
+                    after.add(s + 1)
+            elif (t == _ONE and ch != "/") or t == ch:
+                after.add(s + 1)
+        states = _closure(tokens, after)
+        if not states:
+            return False
+    return end in states
+
+
+def _closure(tokens, states: set[int]) -> set[int]:
+    """The states also reached without reading a character: a star or `**/` matching nothing."""
+    todo, seen = list(states), set(states)
+    while todo:
+        s = todo.pop()
+        if 0 <= s < len(tokens) and tokens[s] in (_ANY, _SEGMENT, _DIRS) and s + 1 not in seen:
+            seen.add(s + 1)
+            todo.append(s + 1)
+    return seen
 
 
 def _from_table(table, source: Path) -> Settings:
@@ -117,10 +154,16 @@ def _from_table(table, source: Path) -> Settings:
         if not isinstance(o, dict) or set(o) - {"select", "ignore"}:
             raise InputError(f"per-path '{pattern}' takes select and ignore", path=where)
         overrides.append(PathOverride(pattern,
-                                      validate_tokens(o["select"], where) if "select" in o else None,
-                                      validate_tokens(o.get("ignore", []), where)))
-    return Settings(where, source.parent.resolve(), validate_tokens(table.get("select", ["all"]), where),
-                    validate_tokens(table.get("ignore", []), where), tuple(overrides))
+                                      validate_tokens(o["select"], where, f"per-path '{pattern}' select")
+                                      if "select" in o else None,
+                                      validate_tokens(o.get("ignore", []), where, f"per-path '{pattern}' ignore")))
+    return Settings(where, source.parent.resolve(), validate_tokens(table.get("select", ["all"]), where, "select"),
+                    validate_tokens(table.get("ignore", []), where, "ignore"), tuple(overrides))
+
+
+def _toml_type(value) -> str:
+    return {str: "a string", bool: "a boolean", int: "an integer", float: "a float", list: "an array"}.get(
+        type(value), type(value).__name__)
 
 
 def _read(candidate: Path):
@@ -128,7 +171,15 @@ def _read(candidate: Path):
     try:
         text = read_text(candidate)
         if candidate.name == "pyproject.toml":
-            return tomllib.loads(text).get("tool", {}).get("policylang", {}).get("lint")
+            table, where = tomllib.loads(text), []
+            for key in ("tool", "policylang", "lint"):
+                table, where = table.get(key), [*where, key]
+                if table is None:
+                    return None
+                if not isinstance(table, dict):
+                    raise InputError(f"[{'.'.join(where)}] must be a table, not {_toml_type(table)}",
+                                     path=str(candidate))
+            return table
         doc = yaml_document(text, str(candidate)) or {}
         return doc.get("lint") if isinstance(doc, dict) else None
     except (tomllib.TOMLDecodeError, yaml.YAMLError) as err:
