@@ -788,7 +788,7 @@ def cmd_diff(args) -> int:
 
     def page():
         from .html_report import diff_page
-        return diff_page(args.policy[0], args.policy[1], a, b, utilisation(state_a), utilisation(state_b), found)
+        return diff_page(before, after, a, b, utilisation(state_a), utilisation(state_b), found)
     _write_report(args, page)
     return 0
 
