@@ -133,6 +133,27 @@ def _parser() -> argparse.ArgumentParser:
                          "the same stand-in, in the same order), for sharing in a bug report")
     sn.set_defaults(run=cmd_snapshot)
 
+    ex = sub.add_parser("export", help="write the KubeSchedulerConfiguration (and webhook config) that runs a profile "
+                                       "in a cluster, with `policylang serve` as its extender")
+    ex.add_argument("profile", nargs="?", metavar="PATH|NAME")
+    ex.add_argument("--config", metavar="PATH", help="a KubeSchedulerConfiguration file")
+    ex.add_argument("-o", "--output", default="-", metavar="FILE",
+                    help="where to write the KubeSchedulerConfiguration (default: standard output)")
+    ex.add_argument("--webhook-output", metavar="FILE",
+                    help="where to write the MutatingWebhookConfiguration of the profile's rules")
+    ex.add_argument("--url", default=None, metavar="URL",
+                    help="where kube-scheduler and the API server reach `policylang serve` "
+                         "(default: https://policylang.policylang-system.svc:8443)")
+    ex.add_argument("--ca-bundle", metavar="PEM",
+                    help="the CA that signed serve's certificate (the extender's tlsConfig.caData, the webhook's "
+                         "caBundle)")
+    ex.add_argument("--managed-resource", action="append", default=[], metavar="NAME",
+                    help="send only pods requesting this extended resource to the extender (repeatable; default: "
+                         "every pod, which a filter such as GPU isolation needs)")
+    ex.add_argument("--ignorable", action="store_true",
+                    help="schedule without the extender when it cannot be reached (default: the pod waits)")
+    ex.set_defaults(run=cmd_export)
+
     pl = sub.add_parser("plan", help="print the evaluation plan of a profile")
     pl.add_argument("profile", nargs="?", metavar="PATH|NAME")
     pl.add_argument("--config", metavar="PATH", help="a KubeSchedulerConfiguration file")
@@ -488,6 +509,37 @@ def _progress_bar(done: int, total: int) -> None:
     width = 40
     filled = width * done // total
     print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} pods", end="", file=sys.stderr, flush=True)
+
+
+def cmd_export(args) -> int:
+    from .export import DEFAULT_URL, export, to_yaml
+    from .inputs import read_text
+    from .write import writable_target, write_atomic
+
+    if args.config and args.profile:
+        raise InputError("give a profile or --config, not both")
+    for path in (args.output, args.webhook_output):
+        if path not in (None, "-"):
+            writable_target(path)
+    ca = read_text(args.ca_bundle).encode() if args.ca_bundle else None
+    result = export(load_plans(args.profile, args.config), args.url or DEFAULT_URL, ca,
+                    tuple(args.managed_resource), args.ignorable)
+    text = to_yaml(result.scheduler_config)
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        write_atomic(args.output, text)
+    if result.webhook_config is not None:
+        hook = to_yaml(result.webhook_config)
+        if args.webhook_output in (None, "-"):
+            if args.output == "-":
+                sys.stdout.write("---\n")
+            sys.stdout.write(hook)
+        else:
+            write_atomic(args.webhook_output, hook)
+    elif args.webhook_output:
+        print("note: the profile has no rules, so no webhook configuration was written", file=sys.stderr)
+    return 0
 
 
 def cmd_plan(args) -> int:
