@@ -154,6 +154,24 @@ def _parser() -> argparse.ArgumentParser:
                     help="schedule without the extender when it cannot be reached (default: the pod waits)")
     ex.set_defaults(run=cmd_export)
 
+    sv = sub.add_parser("serve", help="serve a profile's team policies as kube-scheduler's extender and its rules as "
+                                      "an admission webhook")
+    sv.add_argument("--profile", metavar="PATH|NAME")
+    sv.add_argument("--config", metavar="PATH", help="a KubeSchedulerConfiguration file")
+    _cluster_arguments(sv)
+    sv.add_argument("--address", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1)")
+    sv.add_argument("--port", type=int, default=8443, help="the port (default: 8443)")
+    sv.add_argument("--tls-cert", metavar="PEM", help="serve HTTPS with this certificate (and --tls-key)")
+    sv.add_argument("--tls-key", metavar="PEM")
+    sv.add_argument("--client-ca", metavar="PEM", help="require client certificates signed by this CA")
+    sv.add_argument("--max-request-size", type=_size, default=32 * 2**20, metavar="BYTES",
+                    help="refuse larger request bodies with 413 (default 32M)")
+    sv.add_argument("--decision-log", metavar="FILE", help="append one JSON line per decision to FILE")
+    sv.add_argument("--reload-interval", type=float, default=2.0, metavar="SECONDS",
+                    help="how often to look for a changed policy or dump (default 2; 0: never)")
+    sv.add_argument("--executor", choices=("vector", "reference"), default="vector")
+    sv.set_defaults(run=cmd_serve)
+
     pl = sub.add_parser("plan", help="print the evaluation plan of a profile")
     pl.add_argument("profile", nargs="?", metavar="PATH|NAME")
     pl.add_argument("--config", metavar="PATH", help="a KubeSchedulerConfiguration file")
@@ -540,6 +558,32 @@ def cmd_export(args) -> int:
     elif args.webhook_output:
         print("note: the profile has no rules, so no webhook configuration was written", file=sys.stderr)
     return 0
+
+
+def cmd_serve(args) -> int:
+    try:
+        from .serve import Listen, Options, run
+    except ImportError as err:     # the `serve` extra is not installed
+        raise InputError(f"policylang serve needs starlette, uvicorn and prometheus_client "
+                         f"(pip install 'policylang[serve]'): {err}") from None
+    if args.config and args.profile:
+        raise InputError("give --profile or --config, not both")
+    if args.cluster and _live(args):
+        raise InputError("give --cluster or a live cluster (--kubeconfig, --context, --in-cluster), not both")
+    if not args.cluster and not _live(args):
+        raise InputError("give --cluster PATH, or a live cluster with --kubeconfig PATH, --context NAME or --in-cluster")
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise InputError("--tls-cert and --tls-key go together")
+    if args.client_ca and not args.tls_cert:
+        raise InputError("--client-ca needs --tls-cert and --tls-key")
+    for path in (args.tls_cert, args.tls_key, args.client_ca):
+        if path and not os.path.isfile(path):
+            raise InputError("no such file", path=path)
+    options = Options(profile=args.profile, config=args.config, cluster=tuple(args.cluster or ()),
+                      kubeconfig=args.kubeconfig, context=args.context or None, in_cluster=args.in_cluster,
+                      executor=args.executor, max_request_bytes=args.max_request_size,
+                      decision_log=args.decision_log, reload_interval=args.reload_interval)
+    return run(options, Listen(args.address, args.port, args.tls_cert, args.tls_key, args.client_ca))
 
 
 def cmd_plan(args) -> int:
