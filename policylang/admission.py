@@ -18,7 +18,13 @@ REVIEW_API = "admission.k8s.io/v1"
 
 
 def _api(obj) -> dict:
-    return CONVERTER.unstructure(obj)
+    out = CONVERTER.unstructure(obj)
+    selector = getattr(obj, "label_selector", None)
+    if selector is not None:
+        # The dump leaves empty values out, but an empty selector selects every pod while a
+        # missing one selects none: a pod without labels must get `labelSelector: {}` kept.
+        out["labelSelector"] = {**CONVERTER.unstructure(selector), "matchLabels": dict(selector.match_labels)}
+    return out
 
 
 def rule_patch(raw_pod: dict, before, after) -> list:
