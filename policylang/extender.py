@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 
 import attrs
+import numpy as np
 
 from .cluster.load import structure_object
 from .cluster.model import Node, Pod
@@ -128,11 +129,13 @@ class Extender:
         and whether the request named them (nodeCacheCapable) or sent them whole."""
         if "NodeNames" in args:
             names = args["NodeNames"]
-            if not all(isinstance(n, str) for n in names):
+            if not set(map(type, names)) <= {str}:
                 raise BadRequest("json: cannot unmarshal a non-string into Go struct field ExtenderArgs.NodeNames "
                                  "of type string")
-            known = [state.nodes[n] for n in names if n in state.nodes]
-            return known, [n for n in names if n not in state.nodes], True, None
+            found = list(map(state.nodes.get, names))
+            if all(found):      # (Nodes are always true; `None in` would compare each with ==)
+                return found, [], True, None
+            return ([n for n in found if n], [n for n, f in zip(names, found) if not f], True, None)
         listed = args.get("Nodes") or {}
         items = listed.get("items") or []
         if not isinstance(items, list):
@@ -160,11 +163,13 @@ class Extender:
             for name, status in statuses.items():
                 (unresolvable if status.code == UNRESOLVABLE else failed)[name] = status.message
                 rejections[status.plugin or "?"] += 1
+        rejected = failed.keys() | unresolvable.keys()
         if error:
             passed_names = []
+        elif not rejected:
+            passed_names = [n.metadata.name for n in nodes]
         else:
-            passed_names = [n.metadata.name for n in nodes if n.metadata.name not in failed
-                            and n.metadata.name not in unresolvable]
+            passed_names = [name for n in nodes if (name := n.metadata.name) not in rejected]
         if by_name:
             result = {"Nodes": None, "NodeNames": passed_names}
         else:
@@ -189,9 +194,10 @@ class Extender:
             except PlanRuntimeError as err:
                 # HostPriorityList has no error field: the HTTP error tells kube-scheduler.
                 raise PlanFailed(str(err)) from None
-        weight = self.weights.get(profile, 0)
-        body_out = [{"Host": n.metadata.name, "Score": extender_score(totals.get(n.metadata.name, 0), weight)}
-                    for n in nodes]
+        names = [n.metadata.name for n in nodes]
+        scores = extender_scores([totals.get(n, 0) for n in names] if totals else [0] * len(names),
+                                 self.weights.get(profile, 0))
+        body_out = [{"Host": h, "Score": s} for h, s in zip(names, scores)]
         return Outcome(body_out, pod.key, profile)
 
     def preempt(self, state: ClusterState, body) -> Outcome:
@@ -237,12 +243,13 @@ class PlanFailed(Exception):
     """The policy failed at run time on this pod (HTTP 500 with the message, never a traceback)."""
 
 
-def extender_score(total: int, weight: int) -> int:
-    """A weighted sum of 0..100 scores → 0..MaxExtenderPriority, rounded half up (module docstring)."""
-    if weight <= 0:
-        return 0
+def extender_scores(totals: list, weight: int) -> list:
+    """Weighted sums of 0..100 scores → 0..MaxExtenderPriority, rounded half up (module docstring)."""
+    if weight <= 0 or not any(totals):
+        return [0] * len(totals)
     scale = weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
-    return max(0, min(MAX_EXTENDER_PRIORITY, (2 * total + scale) // (2 * scale)))
+    out = (2 * np.asarray(totals, dtype=np.int64) + scale) // (2 * scale)
+    return np.clip(out, 0, MAX_EXTENDER_PRIORITY).tolist()
 
 
 def _with_nodes(state: ClusterState, nodes: list) -> ClusterState:
