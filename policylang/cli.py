@@ -150,6 +150,9 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--managed-resource", action="append", default=[], metavar="NAME",
                     help="send only pods requesting this extended resource to the extender (repeatable; default: "
                          "every pod, which a filter such as GPU isolation needs)")
+    ex.add_argument("--scheduler-kubeconfig", metavar="PATH",
+                    help="the kubeconfig kube-scheduler connects with (clientConnection.kubeconfig; default: "
+                         "in-cluster)")
     ex.add_argument("--ignorable", action="store_true",
                     help="schedule without the extender when it cannot be reached (default: the pod waits)")
     ex.set_defaults(run=cmd_export)
@@ -542,7 +545,10 @@ def cmd_export(args) -> int:
     ca = read_text(args.ca_bundle).encode() if args.ca_bundle else None
     result = export(load_plans(args.profile, args.config), args.url or DEFAULT_URL, ca,
                     tuple(args.managed_resource), args.ignorable)
-    text = to_yaml(result.scheduler_config)
+    config = result.scheduler_config
+    if args.scheduler_kubeconfig:
+        config = {**config, "clientConnection": {"kubeconfig": os.path.abspath(args.scheduler_kubeconfig)}}
+    text = to_yaml(config)
     if args.output == "-":
         sys.stdout.write(text)
     else:

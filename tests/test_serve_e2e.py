@@ -100,9 +100,10 @@ def test_kube_scheduler_with_serve_as_extender_binds_as_eval_predicts(apiserver,
     scheduler = None
     try:
         config = tmp_path / "scheduler.yaml"
-        assert main(["export", str(profile), "-o", str(config), "--url", serve.url]) == 0
+        admin = apiserver.write_kubeconfig("policylang-admin", ADMIN_TOKEN)
+        assert main(["export", str(profile), "-o", str(config), "--url", serve.url,
+                     "--scheduler-kubeconfig", str(admin)]) == 0
         doc = yaml.safe_load(config.read_text())
-        doc["clientConnection"] = {"kubeconfig": str(apiserver.write_kubeconfig("policylang-admin", ADMIN_TOKEN))}
         doc["leaderElection"] = {"leaderElect": False}
         config.write_text(yaml.safe_dump(doc))
         scheduler = _start_scheduler(bin_dir, config, tmp_path)
