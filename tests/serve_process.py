@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -22,9 +23,12 @@ def free_port() -> int:
 
 
 class Serve:
-    def __init__(self, args: list, workdir: Path, env: "dict | None" = None, timeout: float = 60):
+    def __init__(self, args: list, workdir: Path, env: "dict | None" = None, timeout: float = 60,
+                 ca: "Path | None" = None):
+        """``ca``: serve is given --tls-cert/--tls-key in ``args``; this CA verifies it."""
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"{'https' if ca else 'http'}://127.0.0.1:{self.port}"
+        self._context = ssl.create_default_context(cafile=str(ca)) if ca else None
         self.log_path = workdir / "serve.log"
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
@@ -38,7 +42,7 @@ class Serve:
             try:
                 if self.get("/readyz")[0] == 200:
                     return
-            except OSError:
+            except (OSError, ssl.SSLError):
                 time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"serve not ready after {timeout}s:\n{self.log()}")
@@ -49,7 +53,7 @@ class Serve:
     def request(self, method: str, path: str, data: "bytes | None" = None, headers: "dict | None" = None):
         req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers or {})
         try:
-            with urllib.request.urlopen(req, timeout=30) as resp:
+            with urllib.request.urlopen(req, timeout=30, context=self._context) as resp:
                 return resp.status, resp.read()
         except urllib.error.HTTPError as err:
             return err.code, err.read()

@@ -6,8 +6,10 @@ GPUs lands on the smaller CPU node although the GPU nodes are fuller (MostAlloca
 one of them without the extender), a GPU pod on the a100.
 
 Without the binaries this skips with a one-line reason (POLICYLANG_REQUIRE_APISERVER=1 fails).
-The webhook's rules are tested over HTTP in test_serve.py, not through the API server: that
-needs serving TLS with a CA the API server trusts, which this test does not set up yet."""
+A second test serves HTTPS (a CA and a certificate for 127.0.0.1 made with openssl) and registers
+the exported MutatingWebhookConfiguration: a spread rule reaches the pods through the webhook, and
+the second of two web pods is kept off the first one's node, as `eval` (which applies the rule
+itself) predicts."""
 
 from __future__ import annotations
 
@@ -121,6 +123,92 @@ def test_kube_scheduler_with_serve_as_extender_binds_as_eval_predicts(apiserver,
         assert any(d["verb"] == "filter" and d["pod"] == "default/web" and d["rejections"] == {"GpuIsolation": 2}
                    for d in decisions)
     finally:
+        if scheduler is not None:
+            scheduler.terminate()
+            scheduler.wait(timeout=20)
+        serve.stop()
+
+
+SPREAD_RULE = """policy SpreadWeb
+
+rule spread_web when pod.metadata.labels["app"] == "web" {
+    spread by "kubernetes.io/hostname" max_skew 1 when_unsatisfiable DoNotSchedule
+}
+"""
+
+
+def _certificates(tmp: Path) -> tuple:
+    def openssl(*args):
+        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=tmp)
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
+            "-subj", "/CN=policylang-test-ca", "-days", "1")
+    openssl("req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", "tls.key", "-out", "tls.csr",
+            "-subj", "/CN=127.0.0.1")
+    (tmp / "san.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
+    openssl("x509", "-req", "-in", "tls.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", "tls.crt", "-days", "1", "-extfile", "san.cnf")
+    return tmp / "tls.crt", tmp / "tls.key", tmp / "ca.crt"
+
+
+WEBHOOKS = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+
+
+def _webhook_active(server) -> bool:
+    probe = pod("probe")
+    probe["metadata"]["labels"] = {"app": "web"}
+    created = server.request("POST", "/api/v1/namespaces/default/pods?dryRun=All", probe)
+    return bool(created["spec"].get("topologySpreadConstraints"))
+
+
+def test_a_spread_rule_applied_by_the_webhook_spreads_pods_as_eval_predicts(apiserver, tmp_path, capsys):
+    from kube_apiserver import ADMIN_TOKEN, binaries
+
+    bin_dir = binaries()
+    apiserver.clear()
+    for n in NODES:
+        _create_node(apiserver, n)
+    shutil.copy(ROOT / "examples/policies/gpu_isolation.sched", tmp_path / "gpu_isolation.sched")
+    (tmp_path / "spread_web.sched").write_text(SPREAD_RULE)
+    profile = tmp_path / "team.sched"
+    profile.write_text((ROOT / "examples/policies/team.sched").read_text().replace(
+        "    use DefaultPreemption\n",
+        "    use PodTopologySpread weight 2\n    use \"./spread_web.sched\"\n    use DefaultPreemption\n"))
+    cert, key, ca = _certificates(tmp_path)
+    serve = Serve(["--profile", str(profile), "--kubeconfig", str(apiserver.kubeconfig), "--tls-cert", str(cert),
+                   "--tls-key", str(key)], tmp_path, ca=ca)
+    scheduler, registered = None, False
+    try:
+        config, hook = tmp_path / "scheduler.yaml", tmp_path / "webhook.yaml"
+        admin = apiserver.write_kubeconfig("policylang-admin", ADMIN_TOKEN)
+        assert main(["export", str(profile), "-o", str(config), "--webhook-output", str(hook), "--url", serve.url,
+                     "--ca-bundle", str(ca), "--scheduler-kubeconfig", str(admin)]) == 0
+        apiserver.request("POST", WEBHOOKS, yaml.safe_load(hook.read_text()))
+        registered = True
+        deadline = time.monotonic() + 30
+        while not _webhook_active(apiserver):
+            assert time.monotonic() < deadline, f"the webhook never answered:\n{serve.log()}"
+            time.sleep(0.5)
+        doc = yaml.safe_load(config.read_text())
+        doc["leaderElection"] = {"leaderElect": False}
+        config.write_text(yaml.safe_dump(doc))
+        scheduler = _start_scheduler(bin_dir, config, tmp_path)
+        for name, expected in (("web-1", "cpu-small"), ("web-2", "cpu-big")):
+            obj = pod(name)
+            obj["metadata"]["labels"] = {"app": "web"}
+            pod_file = tmp_path / f"{name}.yaml"
+            pod_file.write_text(yaml.safe_dump(obj))
+            predicted = _predicted(apiserver.kubeconfig, profile, pod_file, capsys)
+            assert predicted == expected
+            created = apiserver.create(obj)
+            assert created["spec"]["topologySpreadConstraints"] == [{
+                "maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "web"}}}]
+            bound = _bound_to(apiserver, name)
+            assert bound == predicted, (f"kube-scheduler bound {name} to {bound}:\n"
+                                        f"{(tmp_path / 'kube-scheduler.log').read_text()[-4000:]}\n{serve.log()}")
+    finally:
+        if registered:
+            apiserver.request("DELETE", f"{WEBHOOKS}/policylang-rules")
         if scheduler is not None:
             scheduler.terminate()
             scheduler.wait(timeout=20)
