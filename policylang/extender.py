@@ -186,15 +186,16 @@ class Extender:
         pod = decode_pod(args["Pod"])
         nodes, _, by_name, _ = self._nodes(state, args)
         profile, exe = self._exe(pod)
+        names = (args["NodeNames"] if by_name and len(nodes) == len(args["NodeNames"])
+                 else [n.metadata.name for n in nodes])
         totals: dict = {}
         if exe is not None and exe.plan.score_plugins and nodes:
             state = state if by_name else _with_nodes(state, nodes)
             try:
-                totals = score_nodes(exe, state, pod, nodes)
+                totals = score_nodes(exe, state, pod, nodes, names)
             except PlanRuntimeError as err:
                 # HostPriorityList has no error field: the HTTP error tells kube-scheduler.
                 raise PlanFailed(str(err)) from None
-        names = [n.metadata.name for n in nodes]
         scores = extender_scores([totals.get(n, 0) for n in names] if totals else [0] * len(names),
                                  self.weights.get(profile, 0))
         body_out = [{"Host": h, "Score": s} for h, s in zip(names, scores)]
@@ -278,13 +279,14 @@ def filter_nodes(exe: Executable, state: ClusterState, pod: Pod, nodes: list) ->
         return filter_nodes(exe.reference(), state, pod, nodes)
 
 
-def score_nodes(exe: Executable, state: ClusterState, pod: Pod, nodes: list) -> dict:
-    """Each node's weighted sum of the plan's normalised scores."""
+def score_nodes(exe: Executable, state: ClusterState, pod: Pod, nodes: list, names: "list | None" = None) -> dict:
+    """Each node's weighted sum of the plan's normalised scores ({} when every score skips the pod)."""
     pod = state.with_priority(pod)
     try:
         pre = run_prefilter(exe, state, pod, base_env(state, pod))
-        table = run_scores(exe, pre, nodes)
+        table = run_scores(exe, pre, nodes, names)
     except PolicyErrorInBatch:
-        return score_nodes(exe.reference(), state, pod, nodes)
+        return score_nodes(exe.reference(), state, pod, nodes, names)
+    if not table.plugins:
+        return {}
     return dict(zip(table.names, table.totals().tolist()))
-
