@@ -186,3 +186,16 @@ def test_hot_reload_refuses_a_bad_policy_and_takes_a_good_one(served):
     _, raw = served.get("/metrics")
     assert 'policylang_serve_policy_reloads_total{result="refused"} 1.0' in raw.decode()
     assert 'policylang_serve_policy_reloads_total{result="ok"} 1.0' in raw.decode()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["serve", "--profile", "default-scheduler"], "give --cluster PATH, or a live cluster"),
+    (["serve", "--cluster", "examples/cluster.yaml", "--kubeconfig", "k"], "not both"),
+    (["serve", "--cluster", "examples/cluster.yaml", "--tls-cert", "c.pem"], "--tls-cert and --tls-key go together"),
+    (["serve", "--cluster", "examples/cluster.yaml", "--client-ca", "ca.pem"], "--client-ca needs --tls-cert"),
+    (["serve", "--profile", "x", "--config", "y", "--cluster", "examples/cluster.yaml"], "not both"),
+])
+def test_serve_refuses_bad_arguments_before_it_starts(argv, message, capsys):
+    from policylang.cli import main
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
