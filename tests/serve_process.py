@@ -24,11 +24,14 @@ def free_port() -> int:
 
 class Serve:
     def __init__(self, args: list, workdir: Path, env: "dict | None" = None, timeout: float = 60,
-                 ca: "Path | None" = None):
-        """``ca``: serve is given --tls-cert/--tls-key in ``args``; this CA verifies it."""
+                 ca: "Path | None" = None, client_cert: "tuple | None" = None):
+        """``ca``: serve is given --tls-cert/--tls-key in ``args``; this CA verifies it;
+        ``client_cert``: (cert, key) this client presents."""
         self.port = free_port()
         self.url = f"{'https' if ca else 'http'}://127.0.0.1:{self.port}"
         self._context = ssl.create_default_context(cafile=str(ca)) if ca else None
+        if client_cert is not None:
+            self._context.load_cert_chain(*client_cert)
         self.log_path = workdir / "serve.log"
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
@@ -75,3 +78,19 @@ class Serve:
                 self.proc.wait()
         self._log.close()
         return self.proc.returncode
+
+
+def certificates(tmp: Path) -> tuple:
+    """A CA, and a certificate and key it signed for 127.0.0.1 (tls.crt, tls.key), made with
+    openssl in ``tmp``; also a client certificate it signed (client.crt, client.key)."""
+    def openssl(*args):
+        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=tmp)
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
+            "-subj", "/CN=policylang-test-ca", "-days", "1")
+    (tmp / "san.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
+    for name, cn in (("tls", "127.0.0.1"), ("client", "kube-scheduler")):
+        openssl("req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr",
+                "-subj", f"/CN={cn}")
+        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+                "-out", f"{name}.crt", "-days", "1", "-extfile", "san.cnf")
+    return tmp / "tls.crt", tmp / "tls.key", tmp / "ca.crt"

@@ -199,3 +199,37 @@ def test_serve_refuses_bad_arguments_before_it_starts(argv, message, capsys):
     from policylang.cli import main
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_with_a_client_ca_only_clients_with_a_certificate_it_signed_get_an_answer(tmp_path):
+    import ssl
+    import urllib.request
+
+    from serve_process import certificates
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not on PATH: no certificates can be made")
+    cert, key, ca = certificates(tmp_path)
+    server = Serve(["--cluster", str(ROOT / "examples/cluster.yaml"), "--tls-cert", str(cert), "--tls-key", str(key),
+                    "--client-ca", str(ca), "--reload-interval", "0"], tmp_path, ca=ca,
+                   client_cert=(tmp_path / "client.crt", tmp_path / "client.key"))
+    try:
+        status, result = server.post("/filter", {"Pod": _pod("web"), "NodeNames": NAMES})
+        assert status == 200 and result["NodeNames"] == NAMES     # the default profile: no team policies
+        anonymous = ssl.create_default_context(cafile=str(ca))
+        with pytest.raises((ssl.SSLError, OSError)):
+            urllib.request.urlopen(server.url + "/healthz", context=anonymous, timeout=10).read()
+    finally:
+        assert server.stop() == 0
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ({"Pod": {"a": 1}}, {"Pod": {"a": 1}}),
+    ({"pod": {"a": 1}}, {"Pod": {"a": 1}}),                          # case-insensitive, as encoding/json
+    ({"POD": {"a": 1}, "Pod": {"b": 2}}, {"Pod": {"b": 2}}),         # a later key overrides an earlier one
+    ({"Pod": None, "NodeNames": ["n"]}, {"NodeNames": ["n"]}),        # null leaves the field unset
+    ({"Pod": {}, "Extra": 1}, {"Pod": {}}),                           # unknown keys are ignored
+])
+def test_go_struct_reads_keys_as_gos_decoder(raw, expected):
+    from policylang.extender import go_struct
+    assert go_struct(raw, "ExtenderArgs") == expected

@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from policylang.cli import main
-from serve_process import Serve
+from serve_process import Serve, certificates
 
 pytestmark = pytest.mark.xdist_group("apiserver")   # one API server, in one worker
 pytest.importorskip("starlette")
@@ -137,19 +137,6 @@ rule spread_web when pod.metadata.labels["app"] == "web" {
 """
 
 
-def _certificates(tmp: Path) -> tuple:
-    def openssl(*args):
-        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=tmp)
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
-            "-subj", "/CN=policylang-test-ca", "-days", "1")
-    openssl("req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", "tls.key", "-out", "tls.csr",
-            "-subj", "/CN=127.0.0.1")
-    (tmp / "san.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
-    openssl("x509", "-req", "-in", "tls.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-            "-out", "tls.crt", "-days", "1", "-extfile", "san.cnf")
-    return tmp / "tls.crt", tmp / "tls.key", tmp / "ca.crt"
-
-
 WEBHOOKS = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 
 
@@ -173,7 +160,7 @@ def test_a_spread_rule_applied_by_the_webhook_spreads_pods_as_eval_predicts(apis
     profile.write_text((ROOT / "examples/policies/team.sched").read_text().replace(
         "    use DefaultPreemption\n",
         "    use PodTopologySpread weight 2\n    use \"./spread_web.sched\"\n    use DefaultPreemption\n"))
-    cert, key, ca = _certificates(tmp_path)
+    cert, key, ca = certificates(tmp_path)
     serve = Serve(["--profile", str(profile), "--kubeconfig", str(apiserver.kubeconfig), "--tls-cert", str(cert),
                    "--tls-key", str(key)], tmp_path, ca=ca)
     scheduler, registered = None, False
