@@ -155,8 +155,8 @@ def extender(plans: dict, url: str, ca_bundle: "bytes | None" = None,
     `Score × weight × 10` (MaxNodeScore / MaxExtenderPriority) gives back the plugins' weighted sum
     (docs/deploy/README.md, "Scores")."""
     team = [p for plan in plans.values() for p in team_plan(plan).plugins]
-    if not team:
-        return None
+    if not any(p.filters or p.score is not None for p in team):
+        return None     # no team policies, or only rules (the webhook's)
     out: dict = {"urlPrefix": url}
     if any(p.filters for p in team):
         out["filterVerb"] = FILTER_VERB

@@ -78,6 +78,7 @@ def test_rules_produce_a_mutating_webhook_configuration(tmp_path):
     assert hook["clientConfig"] == {"url": "https://serve.example:8443/mutate", "caBundle": "UEVN"}
     assert hook["rules"][0]["resources"] == ["pods"] and hook["rules"][0]["operations"] == ["CREATE"]
     assert hook["admissionReviewVersions"] == ["v1"] and hook["sideEffects"] == "None"
+    assert "extenders" not in result.scheduler_config      # rules alone need no extender
 
 
 def test_cli_export_writes_the_file_and_plan_reads_it(tmp_path, capsys):
@@ -91,3 +92,20 @@ def test_cli_export_writes_the_file_and_plan_reads_it(tmp_path, capsys):
 def test_cli_export_refuses_a_profile_and_a_config(capsys):
     assert main(["export", "default-scheduler", "--config", "x.yaml"]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+GOLDEN = __import__("pathlib").Path(__file__).parent / "fixtures" / "export"
+
+
+def test_cli_export_of_the_team_profile_with_a_rule_is_the_golden_text(tmp_path, capsys, golden):
+    """What a user reads: the KubeSchedulerConfiguration and, after `---`, the webhook."""
+    for name in ("team.sched", "gpu_isolation.sched"):
+        (tmp_path / name).write_text((__import__("pathlib").Path(EXAMPLES) / name).read_text())
+    (tmp_path / "spread.sched").write_text(
+        "policy SpreadWeb\n\nrule spread_web when pod.metadata.labels[\"app\"] == \"web\" {\n"
+        "    spread by \"topology.kubernetes.io/zone\" max_skew 1 when_unsatisfiable ScheduleAnyway\n}\n")
+    team = tmp_path / "team.sched"
+    team.write_text(team.read_text().replace("    use DefaultPreemption\n",
+                                             "    use DefaultPreemption\n    use \"./spread.sched\"\n"))
+    assert main(["export", str(team), "--url", "https://policylang.policylang-system.svc:8443"]) == 0
+    golden(GOLDEN / "team-with-rule.yaml", capsys.readouterr().out)
