@@ -233,3 +233,26 @@ def test_with_a_client_ca_only_clients_with_a_certificate_it_signed_get_an_answe
 def test_go_struct_reads_keys_as_gos_decoder(raw, expected):
     from policylang.extender import go_struct
     assert go_struct(raw, "ExtenderArgs") == expected
+
+
+def test_a_changed_dump_is_reloaded_and_a_broken_one_refused(tmp_path):
+    profile = _profile(tmp_path)
+    dump = tmp_path / "cluster.yaml"
+    text = (ROOT / "examples/cluster.yaml").read_text()
+    dump.write_text(text)
+    server = Serve(["--profile", str(profile), "--cluster", str(dump), "--reload-interval", "0.2"], tmp_path)
+    try:
+        def failed() -> set:
+            return set(server.post("/filter", {"Pod": _pod("web"), "NodeNames": NAMES})[1]["FailedNodes"])
+        assert failed() == {"gpu-a1", "gpu-b1"}
+        dump.write_text("kind: List\nitems: [{kind: Node, metadata: {}}]\n")
+        assert _wait_for(lambda: "state_reload_refused" in server.log()), server.log()
+        assert failed() == {"gpu-a1", "gpu-b1"}        # the old state keeps serving
+        nodes = _nodes()
+        for n in nodes:
+            if n["metadata"]["name"] == "worker-a1":
+                n["metadata"]["labels"]["gpu-model"] = "a100"
+        dump.write_text(yaml.safe_dump({"kind": "List", "items": nodes}))
+        assert _wait_for(lambda: failed() == {"gpu-a1", "gpu-b1", "worker-a1"}), server.log()
+    finally:
+        assert server.stop() == 0
