@@ -340,6 +340,19 @@ def uvicorn_config(app, listen: Listen):
                           timeout_graceful_shutdown=listen.graceful_timeout, lifespan="on", **tls)
 
 
+def _check_address(listen: Listen) -> None:
+    """A port that cannot be had is bad input (exit 2), said before anything is loaded."""
+    import socket
+
+    try:
+        family = socket.AF_INET6 if ":" in listen.address else socket.AF_INET
+        with socket.socket(family) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((listen.address, listen.port))
+    except OSError as err:
+        raise InputError(f"cannot listen on {listen.address}:{listen.port}: {err.strerror or err}") from None
+
+
 def run(options: Options, listen: Listen, log=sys.stderr) -> int:
     """Serve until SIGTERM or SIGINT, then finish the requests in flight (graceful shutdown)."""
     import uvicorn
@@ -356,6 +369,7 @@ def run(options: Options, listen: Listen, log=sys.stderr) -> int:
                 for s, handler in previous.items():
                     signal.signal(s, handler)
 
+    _check_address(listen)
     server = Server(options, log=log)
     scheme = "https" if listen.tls_cert else "http"
     _log(log, event="serving", url=f"{scheme}://{listen.address}:{listen.port}", profiles=sorted(server.policy.plans),

@@ -256,3 +256,15 @@ def test_a_changed_dump_is_reloaded_and_a_broken_one_refused(tmp_path):
         assert _wait_for(lambda: failed() == {"gpu-a1", "gpu-b1", "worker-a1"}), server.log()
     finally:
         assert server.stop() == 0
+
+
+def test_a_port_in_use_is_an_input_error(capsys):
+    import socket
+
+    from policylang.cli import main
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--cluster", "examples/cluster.yaml", "--port", str(port)]) == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
