@@ -1,0 +1,90 @@
+"""The admission webhook: an AdmissionReview (admission.k8s.io/v1) of a Pod CREATE → the JSONPatch
+(RFC 6902) that adds what the profile's matching `rule`s add, exactly as `simulate` applies them
+(Executable.apply_rules): tolerations, and topology spread constraints selecting the pod's own
+labels. The pod is otherwise left alone; a pod no rule matches gets no patch.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+from .cluster.dump import CONVERTER
+from .cluster.state import ClusterState
+from .extender import BadRequest, decode_pod
+from .run.executable import Executable
+
+REVIEW_API = "admission.k8s.io/v1"
+
+
+def _api(obj) -> dict:
+    out = CONVERTER.unstructure(obj)
+    selector = getattr(obj, "label_selector", None)
+    if selector is not None:
+        # The dump leaves empty values out, but an empty selector selects every pod while a
+        # missing one selects none: a pod without labels must get `labelSelector: {}` kept.
+        out["labelSelector"] = {**CONVERTER.unstructure(selector), "matchLabels": dict(selector.match_labels)}
+    return out
+
+
+def rule_patch(raw_pod: dict, before, after) -> list:
+    """JSONPatch ops turning ``raw_pod`` into the pod with ``after``'s added tolerations and spread
+    constraints (apply_rules only ever appends to those two lists)."""
+    ops = []
+    spec = raw_pod.get("spec") or {}
+    for field, attr in (("tolerations", "tolerations"), ("topologySpreadConstraints", "topology_spread_constraints")):
+        added = list(getattr(after.spec, attr))[len(getattr(before.spec, attr)):]
+        if not added:
+            continue
+        values = [_api(v) for v in added]
+        if not spec.get(field):
+            ops.append({"op": "add", "path": f"/spec/{field}", "value": values})
+        else:
+            ops += [{"op": "add", "path": f"/spec/{field}/-", "value": v} for v in values]
+    return ops
+
+
+class Admission:
+    def __init__(self, executables: dict):
+        """``executables``: each profile's whole plan (rules may live in any of its policies)."""
+        self.executables = executables
+
+    def _exe(self, pod) -> "Executable | None":
+        name = pod.spec.scheduler_name
+        if name not in self.executables and len(self.executables) == 1:
+            return next(iter(self.executables.values()))
+        return self.executables.get(name)
+
+    def review(self, state: ClusterState, body) -> tuple[dict, int]:
+        """The AdmissionReview response, and how many patch operations it carries."""
+        if not isinstance(body, dict) or not isinstance(body.get("request"), dict):
+            raise BadRequest("expected an AdmissionReview with a request")
+        if body.get("apiVersion") != REVIEW_API or body.get("kind") != "AdmissionReview":
+            raise BadRequest(f"expected apiVersion {REVIEW_API}, kind AdmissionReview")
+        request = body["request"]
+        uid = request.get("uid")
+        if not isinstance(uid, str):
+            raise BadRequest("request.uid is required")
+        response = {"uid": uid, "allowed": True}
+        obj = request.get("object")
+        kind = request.get("kind") or {}
+        if request.get("operation") == "CREATE" and kind.get("kind") == "Pod" and isinstance(obj, dict):
+            pod = decode_pod(_named(obj, request), "request.object")
+            exe = self._exe(pod)
+            if exe is not None and exe.rules:
+                ops = rule_patch(obj, pod, exe.apply_rules(state, pod))
+                if ops:
+                    response["patchType"] = "JSONPatch"
+                    response["patch"] = base64.b64encode(json.dumps(ops).encode()).decode()
+                    return {"apiVersion": REVIEW_API, "kind": "AdmissionReview", "response": response}, len(ops)
+        return {"apiVersion": REVIEW_API, "kind": "AdmissionReview", "response": response}, 0
+
+
+def _named(obj: dict, request: dict) -> dict:
+    """The pod as the loader reads it: on CREATE its namespace is the request's, and a pod with
+    only generateName has no name yet."""
+    meta = dict(obj.get("metadata") or {})
+    meta.setdefault("namespace", request.get("namespace") or "default")
+    if not meta.get("name"):
+        meta["name"] = (meta.get("generateName") or "pod") + "pending"
+    return {**obj, "metadata": meta}

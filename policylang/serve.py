@@ -1,0 +1,382 @@
+"""`policylang serve`: the extender (kube-scheduler's `extenders:`) and the admission webhook over
+HTTP(S), on starlette + uvicorn (docs/deploy/README.md).
+
+Every verb runs on the event loop's thread, one request at a time: the cluster state and the
+executors' caches are not shared across threads, and the work is CPU-bound in Python anyway, so a
+thread pool would only add locking. The policy and a dump are checked for changes every
+``reload_interval`` seconds; a changed policy is loaded and checked first, and one with errors is
+refused with a log line while the old one keeps serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from datetime import datetime, timezone
+import json
+import os
+import signal
+from pathlib import Path
+import sys
+import time
+from typing import Callable, Optional
+
+import attrs
+
+from .diagnostics import InputError, PolicyError
+from .extender import BadRequest, Extender, Outcome, PlanFailed
+
+VERBS = ("filter", "prioritize", "preempt", "mutate")
+DEFAULT_MAX_REQUEST = 32 * 2**20
+
+
+@attrs.frozen
+class Options:
+    profile: Optional[str] = None
+    config: Optional[str] = None
+    cluster: tuple = ()
+    kubeconfig: Optional[str] = None
+    context: Optional[str] = None
+    in_cluster: bool = False
+    executor: str = "vector"
+    max_request_bytes: int = DEFAULT_MAX_REQUEST
+    decision_log: Optional[str] = None
+    reload_interval: float = 2.0
+
+
+def _signature(paths) -> tuple:
+    """What says a file changed: its path, size and mtime (ns); absent files count too."""
+    out = []
+    for p in sorted(set(map(str, paths))):
+        try:
+            st = os.stat(p)
+            out.append((p, st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append((p, None, None))
+    return tuple(out)
+
+
+@attrs.frozen
+class Policy:
+    """A loaded, checked and compiled policy, and the files it came from."""
+    name: str
+    plans: dict
+    extender: Extender
+    admission: object
+    files: tuple
+
+    @classmethod
+    def load(cls, options: Options) -> "Policy":
+        from . import check, compile_all, load_program, stdlib_dir
+        from .admission import Admission
+        from .run.executable import Executable
+
+        if options.config is not None:
+            from .config import config_source
+            program = load_program(f"{options.config}.sched", text=config_source(options.config))
+            files = (options.config,)
+        elif options.profile is not None and (options.profile.endswith(".sched") or Path(options.profile).is_file()):
+            program = load_program(options.profile)
+            files = tuple(p for p in program.sources if not p.startswith("<"))
+        else:
+            program = load_program(stdlib_dir() / "default.sched")
+            files = ()
+        plans = compile_all(check(program))
+        if options.profile is not None and options.config is None and not files:
+            if options.profile not in plans:
+                raise InputError(f"no profile named '{options.profile}' (the stdlib has: {', '.join(sorted(plans))})")
+            plans = {options.profile: plans[options.profile]}
+        executables = {name: Executable(plan, options.executor) for name, plan in plans.items()}
+        return cls(", ".join(plans), plans, Extender(plans, options.executor), Admission(executables),
+                   _signature(files))
+
+    def changed(self) -> bool:
+        return _signature(p for p, _, _ in self.files) != self.files
+
+
+class StateSource:
+    """The cluster state the verbs decide in: a dump (reloaded when its files change) or a live
+    cluster's watch-backed state (branch live's cluster/watch.py)."""
+
+    def __init__(self, options: Options):
+        self.options = options
+        self.watched = None
+        self.loaded_at = time.monotonic()
+        if options.cluster:
+            self._files = _signature(options.cluster)
+            self._state = self._load_dump()
+        else:
+            from .cluster.live import ClusterSource
+            from .cluster.watch import WatchedState
+            self.watched = WatchedState(ClusterSource(options.kubeconfig, options.context, options.in_cluster))
+            self._state = self.watched.state
+
+    def _load_dump(self):
+        from .cluster.load import load_cluster
+        return load_cluster(list(self.options.cluster))
+
+    @property
+    def state(self):
+        if self.watched is not None:
+            if self.watched.apply_events():
+                self.loaded_at = time.monotonic()
+            return self.watched.state
+        return self._state
+
+    def age(self) -> float:
+        """Seconds since the state last changed (a dump loaded, a watch event applied)."""
+        return time.monotonic() - self.loaded_at
+
+    def reload_if_changed(self) -> bool:
+        if self.watched is not None:
+            return False
+        now = _signature(self.options.cluster)
+        if now == self._files:
+            return False
+        self._files = now
+        self._state = self._load_dump()      # raises on a bad dump: the old state keeps serving
+        self.loaded_at = time.monotonic()
+        return True
+
+    def close(self) -> None:
+        if self.watched is not None:
+            self.watched.close()
+
+
+class Metrics:
+    """Prometheus metrics, in a registry of their own (one per server)."""
+
+    def __init__(self, state_age: Callable[[], float]):
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+        self.registry = CollectorRegistry()
+        self.requests = Counter("policylang_serve_requests", "Requests by verb and HTTP status",
+                                ["verb", "code"], registry=self.registry)
+        self.latency = Histogram("policylang_serve_request_seconds", "Time to answer a request, by verb", ["verb"],
+                                 buckets=(.001, .0025, .005, .01, .015, .025, .05, .1, .25, .5, 1, 2.5, 5),
+                                 registry=self.registry)
+        self.rejections = Counter("policylang_serve_rejections", "Nodes rejected, by the plugin that rejected them",
+                                  ["plugin"], registry=self.registry)
+        self.policy_reloads = Counter("policylang_serve_policy_reloads", "Policy reloads (ok, refused)",
+                                      ["result"], registry=self.registry)
+        self.state_reloads = Counter("policylang_serve_state_reloads", "Cluster dump reloads (ok, refused)",
+                                     ["result"], registry=self.registry)
+        age = Gauge("policylang_serve_state_age_seconds", "Seconds since the cluster state last changed",
+                    registry=self.registry)
+        age.set_function(state_age)
+
+    def render(self) -> tuple[bytes, str]:
+        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+
+def _log(stream, **fields) -> None:
+    if stream is None:
+        return
+    fields = {"time": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **fields}
+    stream.write(json.dumps(fields, separators=(",", ":")) + "\n")
+    stream.flush()
+
+
+class Server:
+    """The policy, the state, the metrics and the logs the HTTP app answers from."""
+
+    def __init__(self, options: Options, policy: Optional[Policy] = None, state: Optional[StateSource] = None,
+                 log=sys.stderr):
+        self.options = options
+        self.policy = policy if policy is not None else Policy.load(options)
+        self.source = state if state is not None else StateSource(options)
+        self.metrics = Metrics(self.source.age)
+        self.log = log
+        self.decisions = open(options.decision_log, "a", encoding="utf-8") if options.decision_log else None
+        self.shutting_down = False
+
+    def check_reload(self) -> None:
+        """Reload a changed policy (checked first; a bad one is refused and the old one kept) and a
+        changed dump."""
+        if self.policy.changed():
+            try:
+                policy = Policy.load(self.options)
+            except (PolicyError, InputError) as err:
+                text = err.render() if isinstance(err, PolicyError) else str(err)
+                self.metrics.policy_reloads.labels("refused").inc()
+                # Remember the files as they are now, so the same bad edit is refused once.
+                self.policy = attrs.evolve(self.policy, files=_signature(p for p, _, _ in self.policy.files))
+                _log(self.log, event="policy_reload_refused", error=text)
+            else:
+                self.policy = policy
+                self.metrics.policy_reloads.labels("ok").inc()
+                _log(self.log, event="policy_reloaded", profiles=sorted(policy.plans))
+        try:
+            if self.source.reload_if_changed():
+                self.metrics.state_reloads.labels("ok").inc()
+                _log(self.log, event="state_reloaded", nodes=len(self.source.state.nodes))
+        except InputError as err:
+            self.metrics.state_reloads.labels("refused").inc()
+            _log(self.log, event="state_reload_refused", error=str(err))
+
+    def answer(self, verb: str, body) -> tuple[object, Optional[Outcome], int]:
+        """The verb's JSON answer, its outcome (for the decision log), and how many patch ops."""
+        state = self.source.state
+        if verb == "mutate":
+            review, ops = self.policy.admission.review(state, body)
+            return review, None, ops
+        outcome = getattr(self.policy.extender, verb)(state, body)
+        return outcome.body, outcome, 0
+
+    def close(self) -> None:
+        if self.decisions is not None:
+            self.decisions.close()
+        self.source.close()
+
+
+async def _body(request, limit: int) -> "bytes | None":
+    """The request body, or None when it is larger than ``limit``."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return None
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def build_app(server: Server):
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse, Response
+    from starlette.routing import Route
+
+    def respond(verb: str, code: int, started: float, content: bytes, media: str = "application/json"):
+        server.metrics.requests.labels(verb, str(code)).inc()
+        server.metrics.latency.labels(verb).observe(time.perf_counter() - started)
+        return Response(content, status_code=code, media_type=media)
+
+    def make(verb: str):
+        async def endpoint(request):
+            started = time.perf_counter()
+            raw = await _body(request, server.options.max_request_bytes)
+            if raw is None:
+                return respond(verb, 413, started, f"request body exceeds {server.options.max_request_bytes} "
+                                                   f"bytes (--max-request-size)\n".encode(), "text/plain")
+            try:
+                body = json.loads(raw)
+            except (ValueError, UnicodeDecodeError) as err:
+                return respond(verb, 400, started, f"malformed JSON: {err}\n".encode(), "text/plain")
+            try:
+                answer, outcome, ops = server.answer(verb, body)
+            except BadRequest as err:
+                return respond(verb, 400, started, f"{err}\n".encode(), "text/plain")
+            except PlanFailed as err:
+                _log(server.decisions, verb=verb, error=str(err))
+                return respond(verb, 500, started, f"{err}\n".encode(), "text/plain")
+            if outcome is not None:
+                for plugin, count in outcome.rejections.items():
+                    server.metrics.rejections.labels(plugin).inc(count)
+                _log(server.decisions, verb=verb, pod=outcome.pod, profile=outcome.profile, passed=outcome.passed,
+                     rejections=outcome.rejections, error=outcome.error or None,
+                     ms=round((time.perf_counter() - started) * 1000, 3))
+            else:
+                _log(server.decisions, verb=verb, patch_ops=ops, ms=round((time.perf_counter() - started) * 1000, 3))
+            return respond(verb, 200, started, json.dumps(answer, separators=(",", ":")).encode())
+        return endpoint
+
+    async def healthz(request):
+        return PlainTextResponse("ok")
+
+    async def readyz(request):
+        if server.shutting_down:
+            return PlainTextResponse("shutting down", status_code=503)
+        return PlainTextResponse("ok")
+
+    async def metrics(request):
+        content, media = server.metrics.render()
+        return Response(content, media_type=media)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        async def reload_loop():
+            while True:
+                await asyncio.sleep(server.options.reload_interval)
+                server.check_reload()
+        task = asyncio.create_task(reload_loop()) if server.options.reload_interval > 0 else None
+        try:
+            yield
+        finally:
+            server.shutting_down = True
+            if task is not None:
+                task.cancel()
+
+    routes = [Route(f"/{verb}", make(verb), methods=["POST"]) for verb in VERBS]
+    routes += [Route("/healthz", healthz), Route("/readyz", readyz), Route("/metrics", metrics)]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+@attrs.frozen
+class Listen:
+    address: str = "127.0.0.1"
+    port: int = 8443
+    tls_cert: Optional[str] = None
+    tls_key: Optional[str] = None
+    client_ca: Optional[str] = None
+    keep_alive_timeout: int = 30
+    graceful_timeout: int = 10
+
+
+def uvicorn_config(app, listen: Listen):
+    import ssl
+
+    import uvicorn
+
+    tls = {}
+    if listen.tls_cert:
+        tls = {"ssl_certfile": listen.tls_cert, "ssl_keyfile": listen.tls_key}
+        if listen.client_ca:
+            tls.update(ssl_ca_certs=listen.client_ca, ssl_cert_reqs=ssl.CERT_REQUIRED)
+    return uvicorn.Config(app, host=listen.address, port=listen.port, log_level="warning", access_log=False,
+                          timeout_keep_alive=listen.keep_alive_timeout,
+                          timeout_graceful_shutdown=listen.graceful_timeout, lifespan="on", **tls)
+
+
+def _check_address(listen: Listen) -> None:
+    """A port that cannot be had is bad input (exit 2), said before anything is loaded."""
+    import socket
+
+    try:
+        family = socket.AF_INET6 if ":" in listen.address else socket.AF_INET
+        with socket.socket(family) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((listen.address, listen.port))
+    except OSError as err:
+        raise InputError(f"cannot listen on {listen.address}:{listen.port}: {err.strerror or err}") from None
+
+
+def run(options: Options, listen: Listen, log=sys.stderr) -> int:
+    """Serve until SIGTERM or SIGINT, then finish the requests in flight (graceful shutdown)."""
+    import uvicorn
+
+    class _Uvicorn(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self):
+            """SIGTERM and SIGINT start the graceful shutdown (uvicorn's own handling re-raises the
+            signal afterwards, so the process would die by it instead of exiting 0)."""
+            previous = {s: signal.signal(s, self.handle_exit) for s in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for s, handler in previous.items():
+                    signal.signal(s, handler)
+
+    _check_address(listen)
+    server = Server(options, log=log)
+    scheme = "https" if listen.tls_cert else "http"
+    _log(log, event="serving", url=f"{scheme}://{listen.address}:{listen.port}", profiles=sorted(server.policy.plans),
+         nodes=len(server.source.state.nodes))
+    try:
+        _Uvicorn(uvicorn_config(build_app(server), listen)).run()
+    finally:
+        server.close()
+    _log(log, event="stopped")
+    return 0
