@@ -20,7 +20,7 @@ import yaml
 from . import plan as P
 from .check import check
 from .compile import compile_all
-from .config import profile_source
+from .config import Configuration, profile_source
 from .diagnostics import InputError
 from .plugins import registry
 from .program import load_program, stdlib_dir
@@ -65,7 +65,22 @@ def _points(p: P.PluginPlan) -> dict:
 
 def _args(p: P.PluginPlan, defaults: dict) -> dict:
     base = defaults[p.name].params if p.name in defaults else {}
-    return {k: v for k, v in p.params.items() if k not in base or base[k] != v}
+    return _changed(p.params, base)
+
+
+def _changed(value: dict, default: dict) -> dict:
+    """The fields of ``value`` that differ from ``default``, nested objects field by field: v1's
+    defaulting fills the rest back in, and kube-scheduler refuses some defaults written out (a
+    scoringStrategy's requestedToCapacityRatio when its type is another)."""
+    out = {}
+    for key, v in value.items():
+        d = default.get(key)
+        if isinstance(v, dict) and isinstance(d, dict):
+            if v != d:
+                out[key] = _changed(v, d)
+        elif key not in default or d != v:
+            out[key] = v
+    return out
 
 
 def _plugins_diff(plugins: tuple, explicit: bool, default_plans: dict) -> dict:
@@ -126,7 +141,8 @@ def decision_key(plan: P.Plan) -> tuple:
 
 
 def _read_back(profile: dict) -> P.Plan:
-    text = profile_source(profile, 0, "<export>", None)
+    """The plan kube-scheduler's reading of this profile gives, through config.py as --config reads it."""
+    text = profile_source(profile, 0, Configuration("<export>", {"profiles": [profile]}, {}), {})
     plans = compile_all(check(load_program("<export>.sched", text=text)))
     return plans[profile["schedulerName"]]
 
