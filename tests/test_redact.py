@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given
+from hypothesis import assume, given
 
 from policylang.cluster.dump import dump_state
 from policylang.cluster.load import load_documents
+from policylang.diagnostics import InputError
 from policylang.cluster.redact import redact, redact_image, renaming
 from policylang.pending import is_pending
 from policylang.report import eval_json
@@ -93,5 +94,10 @@ def _decision_json(doc):
 def test_decisions_on_the_redacted_dump_are_the_originals_up_to_renaming(case):
     cluster, pod = case
     pod = {**pod, "spec": {k: v for k, v in pod["spec"].items() if k != "nodeName"}}   # pending in the dump
-    doc = _doc(*cluster.nodes, *cluster.pods, pod)
+    try:
+        doc = _doc(*cluster.nodes, *cluster.pods, pod)
+    except InputError:
+        # The generator makes some objects the API server would refuse (two spread constraints
+        # alike); no dump holds those, so there is nothing to redact.
+        assume(False)
     assert _decision_json(redact(doc)) == _renamed(_decision_json(doc), renaming(doc))
