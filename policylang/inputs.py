@@ -310,6 +310,16 @@ def _number_problem(err: ValueError) -> str:
     return "a number has more than 4300 digits" if "4300" in text else _short(text, 120)
 
 
+def yaml_error(err: Exception, path: str) -> InputError:
+    """What a YAMLError (or a RecursionError in composing) means, naming the place."""
+    if isinstance(err, RecursionError):
+        return InputError(f"nested more than {MAX_DEPTH} levels deep", path=path)
+    mark = getattr(err, "problem_mark", None)
+    where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+    problem = getattr(err, "problem", None) or str(err)
+    return InputError(f"invalid YAML{where}: {problem}", path=path)
+
+
 def yaml_documents(text: str, path: str) -> list:
     """Every document of a YAML text, bounded; malformed YAML is an InputError naming the place."""
     yaml = _yaml()
@@ -321,13 +331,8 @@ def yaml_documents(text: str, path: str) -> list:
         while loader.check_data():
             docs.append(loader.get_data())
         return docs
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        problem = getattr(err, "problem", None) or str(err)
-        raise InputError(f"invalid YAML{where}: {problem}", path=path) from None
-    except RecursionError:
-        raise InputError(f"nested more than {MAX_DEPTH} levels deep", path=path) from None
+    except (yaml.YAMLError, RecursionError) as err:
+        raise yaml_error(err, path) from None
     except ValueError as err:  # an integer of more than 4,300 digits
         raise InputError(f"invalid YAML: {_number_problem(err)}", path=path) from None
     finally:

@@ -9,7 +9,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 
 from .diagnostics import InputError
-from .inputs import MAX_DEPTH, check_node_graph
+from .inputs import check_node_graph, yaml_error
 from .source import Span
 
 
@@ -92,13 +92,8 @@ def documents(path: str, text: str) -> list[Y]:
     documents are opened into their items, as kubectl prints them."""
     try:
         nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        problem = getattr(err, "problem", None) or str(err)
-        raise InputError(f"invalid YAML{where}: {problem}", path=path) from None
-    except RecursionError:
-        raise InputError(f"nested more than {MAX_DEPTH} levels deep", path=path) from None
+    except (yaml.YAMLError, RecursionError) as err:
+        raise yaml_error(err, path) from None
     for node in nodes:
         if node is not None:
             check_node_graph(node, path)
