@@ -348,7 +348,9 @@ def pods(draw, name: str = "pending", node_names: tuple = (), bound: bool = Fals
                                               "labelSelector": sel},
                 st.integers(1, 3), st.sampled_from([ZONE_KEY, HOSTNAME_KEY]),
                 st.sampled_from(["ScheduleAnyway", "ScheduleAnyway", "DoNotSchedule"]), label_selectors()),
-                min_size=1, max_size=2))
+                # The API server refuses two constraints of one topologyKey and whenUnsatisfiable
+                # (pkg/apis/core/validation, validateTopologySpreadConstraints: Duplicate value).
+                min_size=1, max_size=2, unique_by=lambda c: (c["topologyKey"], c["whenUnsatisfiable"])))
     if aff:
         spec["affinity"] = aff
     if maybe(draw, 1, 3):
