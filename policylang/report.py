@@ -383,24 +383,25 @@ def explain_text(explanations, style: Style, *, every: bool = False) -> str:
 
 def _node_table(filters: dict, style: Style, *, grouped: bool) -> list[str]:
     """Every node's failing filters; with ``grouped``, nodes that fail alike share a row."""
+    failing = {name: _failing(filters[name]) for name in sorted(filters)}
     rows: dict[str, list[str]] = {}
-    for name in sorted(filters):
-        failing = "; ".join(f"{p}: {s.message}" for p, s in filters[name].items() if s.code not in ("Success", "Skip"))
-        rows.setdefault(failing if grouped else name, []).append(name)
-    order = sorted(rows.values(), key=lambda names: (_failing_count(filters[names[0]]), names[0]))
+    for name, texts in failing.items():
+        rows.setdefault("; ".join(texts) if grouped else name, []).append(name)
+    order = sorted(rows.values(), key=lambda names: (len(failing[names[0]]), names[0]))
     labels = [names[0] if len(names) == 1 else _count(len(names), "node") for names in order]
     width = max([len(label) for label in labels] + [10]) + 2
     lines = ["NODE".ljust(width) + "FAILING FILTERS (each as if it ran alone)"]
     for label, names in zip(labels, order):
-        failing = [f"{p}: {s.message}" for p, s in filters[names[0]].items() if s.code not in ("Success", "Skip")]
-        lines.append(label.ljust(width) + (style.bad("; ".join(failing)) if failing else style.good("fits")))
+        texts = failing[names[0]]
+        lines.append(label.ljust(width) + (style.bad("; ".join(texts)) if texts else style.good("fits")))
         if len(names) > 1:
             lines.append("  " + style.dim(_some(names, SHOWN)))
     return lines
 
 
-def _failing_count(by_plugin: dict) -> int:
-    return sum(s.code not in ("Success", "Skip") for s in by_plugin.values())
+def _failing(by_plugin: dict) -> list[str]:
+    """"Plugin: message" of each plugin that rejects the node, in the profile's order."""
+    return [f"{p}: {s.message}" for p, s in by_plugin.items() if s.code not in ("Success", "Skip")]
 
 
 def _count(n: int, noun: str) -> str:
