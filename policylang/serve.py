@@ -28,6 +28,7 @@ from .cost import CostExceeded, DeadlinePassed, deadline
 from .diagnostics import InputError, PolicyError
 from .extender import BadRequest, Encoded, Extender, Outcome, PlanFailed
 from .run.framework import PlanRuntimeError
+from .run.vector import NodeCache
 
 VERBS = ("filter", "prioritize", "preempt", "mutate")
 DEFAULT_MAX_REQUEST = 32 * 2**20
@@ -216,6 +217,8 @@ class Server:
                 _log(self.log, event="policy_reload_refused", error=text)
             else:
                 self.policy = policy
+                # The state's node cache holds the old plans' values, under keys no new plan makes.
+                NodeCache.forget(self.source.state)
                 self.metrics.policy_reloads.labels("ok").inc()
                 _log(self.log, event="policy_reloaded", profiles=sorted(policy.plans))
         try:

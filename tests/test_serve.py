@@ -268,3 +268,48 @@ def test_a_port_in_use_is_an_input_error(capsys):
         port = taken.getsockname()[1]
         assert main(["serve", "--cluster", "examples/cluster.yaml", "--port", str(port)]) == 2
     assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+SLOW = """policy Slow
+
+def slow() = count(a in range(5000) where count(b in range(5000) where a == b) > 1)
+
+filter slow_filter {
+    reject when pod.metadata.labels["slow"] == "filter" and slow() > 0 and node.metadata.name != ""
+        reason "never"
+}
+
+score slow_score {
+    value if pod.metadata.labels["slow"] == "score" then slow() % 100 else 0
+}
+
+profile team-scheduler {
+    use NodeUnschedulable
+    use Slow weight 1
+}
+"""
+
+
+def test_work_past_the_request_timeout_is_answered_with_the_extenders_error(tmp_path):
+    # 25 million steps (minutes): the deadline, not the step budget, stops it.
+    (tmp_path / "slow.sched").write_text(SLOW)
+    server = Serve(["--profile", str(tmp_path / "slow.sched"), "--cluster", str(ROOT / "examples/cluster.yaml"),
+                    "--reload-interval", "0", "--request-timeout", "0.5", "--max-cost", "1000000000000"], tmp_path)
+    try:
+        started = time.monotonic()
+        status, result = server.post("/filter", {"Pod": _pod("f", labels={"slow": "filter"}), "NodeNames": NAMES})
+        assert time.monotonic() - started < 20      # (the whole work would take minutes)
+        assert status == 200 and set(result) == FILTER_FIELDS
+        assert "evaluation ran past its deadline of 0.5s for pod default/f in plugin Slow" in result["Error"]
+        assert result["NodeNames"] == [] and result["FailedNodes"] == {}
+        status, text = server.post("/prioritize", {"Pod": _pod("s", labels={"slow": "score"}), "NodeNames": NAMES})
+        assert status == 503 and "ran past its deadline of 0.5s for pod default/s" in text
+        # The next request has a deadline (and a step budget) of its own.
+        status, result = server.post("/filter", {"Pod": _pod("web"), "NodeNames": NAMES})
+        assert status == 200 and result["Error"] == "" and result["NodeNames"] == NAMES
+        metrics = server.get("/metrics")[1].decode()
+        assert 'policylang_serve_deadline_exceeded_total{verb="filter"} 1.0' in metrics
+        assert 'policylang_serve_deadline_exceeded_total{verb="prioritize"} 1.0' in metrics
+        assert 'policylang_serve_requests_total{code="503",verb="prioritize"} 1.0' in metrics
+    finally:
+        assert server.stop() == 0
