@@ -313,3 +313,30 @@ def test_work_past_the_request_timeout_is_answered_with_the_extenders_error(tmp_
         assert 'policylang_serve_requests_total{code="503",verb="prioritize"} 1.0' in metrics
     finally:
         assert server.stop() == 0
+
+
+def test_what_the_extender_keeps_between_requests_is_used_only_for_equal_input(tmp_path):
+    from policylang.serve import Options, Server
+
+    server = Server(Options(profile=str(_profile(tmp_path)), cluster=(str(ROOT / "examples/cluster.yaml"),),
+                            reload_interval=0), log=None)
+    try:
+        def passed(pod, names):
+            return server.answer("filter", {"Pod": pod, "NodeNames": names})[0]["NodeNames"]
+
+        names = NAMES[::-1]     # not the state's order
+        web, gpu = _pod("same"), _pod("same", gpu=True)     # one uid, two contents
+        assert passed(web, names) == [n for n in names if not n.startswith("gpu-")]
+        assert passed(gpu, names) == names
+        assert passed(web, list(names)) == [n for n in names if not n.startswith("gpu-")]
+        # The same length and ends as a list met before, another node in the middle.
+        other = [names[0], *("ghost" if n == "gpu-a1" else n for n in names[1:-1]), names[-1]]
+        result = server.answer("filter", {"Pod": gpu, "NodeNames": other})[0]
+        assert result["NodeNames"] == [n for n in other if n != "ghost"] and list(result["FailedNodes"]) == ["ghost"]
+        scores = json.loads(server.answer("prioritize", {"Pod": gpu, "NodeNames": other})[0])
+        assert [h["Host"] for h in scores] == [n for n in other if n != "ghost"]
+        assert {h["Host"]: h["Score"] for h in scores}["gpu-b1"] == 0
+        scores = json.loads(server.answer("prioritize", {"Pod": gpu, "NodeNames": names})[0])
+        assert {h["Host"]: h["Score"] for h in scores}["gpu-a1"] == 10
+    finally:
+        server.close()
