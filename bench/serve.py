@@ -202,7 +202,7 @@ def reloads(count: int, size: int) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[500, 5000])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[500, 5000], help="cluster sizes (none: the reloads alone)")
     ap.add_argument("--pairs", type=int, default=40, help="filter+prioritize pairs per client, at most")
     ap.add_argument("--seconds", type=float, default=30, help="time per size, at most")
     ap.add_argument("--clients", type=int, nargs="+", default=[1, CLIENTS],

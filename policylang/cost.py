@@ -100,12 +100,6 @@ def start_pod() -> None:
     BUDGET.refill(BUDGET.limit)
 
 
-def check_deadline() -> None:
-    """Raise DeadlinePassed if the deadline has passed (for work between charges)."""
-    if BUDGET.deadline is not None and time.monotonic() > BUDGET.deadline:
-        raise DeadlinePassed(BUDGET.seconds)
-
-
 @contextlib.contextmanager
 def deadline(seconds: "float | None"):
     """What runs inside starts with the whole budget and stops, with DeadlinePassed, at the first

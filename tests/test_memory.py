@@ -106,7 +106,11 @@ score prefer_new_gpus {{
           else count(t in node.spec.taints where t.key != "k{i}")
 }}
 '''
-SERVED_ROUNDS = 25      # ~0.1 s a round (bench/serve.py runs 1,000, docs/benchmarks.md)
+# The profile is the team policy alone (as serve runs it), so that a reload checks no stdlib
+# plugin: ~25 ms a round, most of it parsing the changed file. The check is exact (the node
+# cache's entries), so a few dozen rounds show a leak; bench/serve.py runs 1,000 reloads of a
+# whole profile (docs/benchmarks.md).
+SERVED_ROUNDS = 40
 
 
 def test_serve_reloading_a_changed_policy_holds_flat_memory(tmp_path):
@@ -114,8 +118,7 @@ def test_serve_reloading_a_changed_policy_holds_flat_memory(tmp_path):
     from policylang.run.vector import NodeCache
     from policylang.serve import Options, Server
 
-    (tmp_path / "team.sched").write_text('profile team-scheduler {\n    use NodeResourcesFit\n'
-                                         '    use "./policy.sched" weight 2\n}\n')
+    (tmp_path / "team.sched").write_text('profile team-scheduler {\n    use "./policy.sched" weight 2\n}\n')
     policy = tmp_path / "policy.sched"
 
     def change(i: int) -> None:
