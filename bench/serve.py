@@ -19,7 +19,6 @@ import json
 import os
 from pathlib import Path
 import shutil
-import statistics
 import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
@@ -128,8 +127,8 @@ def load(size: int, pairs: int, seconds: float, clients: int = CLIENTS) -> list[
     for what in ("filter", "prioritize", "pair"):
         times = [x for r in results for x in r[what]]
         requests = len(times) * (2 if what == "pair" else 1)
-        rows.append({"nodes": size, "clients": clients, "what": "filter+prioritize" if what == "pair" else what, "count": len(times),
-                     "failed": failed, "p50_ms": _pct(times, 0.5), "p99_ms": _pct(times, 0.99),
+        rows.append({"nodes": size, "clients": clients, "what": "filter+prioritize" if what == "pair" else what,
+                     "count": len(times), "failed": failed, "p50_ms": _pct(times, 0.5), "p99_ms": _pct(times, 0.99),
                      "per_s": requests / wall})
     return rows
 

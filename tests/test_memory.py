@@ -138,7 +138,8 @@ def test_serve_reloading_a_changed_policy_holds_flat_memory(tmp_path):
         change(i)
         server.check_reload()
         passed, _, _ = server.answer("filter", {"Pod": pod, "NodeNames": sorted(state.nodes)})
-        assert passed["FailedNodes"] == dict.fromkeys(["gpu-a1", "gpu-b1"], f"node(s) are reserved for GPU workloads ({i})")
+        reason = f"node(s) are reserved for GPU workloads ({i})"
+        assert passed["FailedNodes"] == dict.fromkeys(["gpu-a1", "gpu-b1"], reason)
         server.answer("prioritize", {"Pod": pod, "NodeNames": passed["NodeNames"]})
         return len(NodeCache.of(state).entries)
 
