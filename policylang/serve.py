@@ -303,6 +303,8 @@ def build_app(server: Server):
                 body = decode_json(raw)
             except (ValueError, UnicodeDecodeError) as err:
                 return respond(verb, 400, started, f"malformed JSON: {err}\n".encode(), "text/plain")
+            except RecursionError:      # (Go's decoder stops at 10,000 levels, with these words)
+                return respond(verb, 400, started, b"malformed JSON: exceeded max depth\n", "text/plain")
             try:
                 answer, outcome, ops = server.answer(verb, body)
             except BadRequest as err:

@@ -148,6 +148,7 @@ def test_a_body_over_the_limit_is_413(served):
 
 @pytest.mark.parametrize("body, reason", [
     (b"{bad", "malformed JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
+    (b"[" * 100_000 + b"]" * 100_000, "malformed JSON: exceeded max depth"),
     (b'{"Pod": 3}', "json: cannot unmarshal number into Go struct field ExtenderArgs.Pod of type v1.Pod"),
     (b'{"NodeNames": []}', "ExtenderArgs.Pod is required"),
     (b'{"Pod": {"metadata": {"name": "p"}, "spec": {"containers": "x"}}, "NodeNames": []}', "Pod"),
