@@ -11,7 +11,9 @@ weighted sum to within 5 × weight (docs/deploy/README.md, "Scores").
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, OrderedDict
+import json
+import weakref
 
 import attrs
 import numpy as np
@@ -19,6 +21,7 @@ import numpy as np
 from .cluster.load import structure_object
 from .cluster.model import Node, Pod
 from .cluster.state import ClusterState
+from .cost import CostExceeded, DeadlinePassed
 from .diagnostics import InputError
 from .export import extender_weight, team_plan
 from .run.batch import PolicyErrorInBatch
@@ -26,11 +29,14 @@ from .run.executable import Executable
 from .run.framework import UNRESOLVABLE, PlanRuntimeError, Status, restricted_text
 from .run.phases import base_env, run_prefilter
 from .run.schedule import run_scores
+from .run.vector import by_position
 
 # staging/src/k8s.io/kube-scheduler/extender/v1/types.go
 MAX_EXTENDER_PRIORITY = 10
 MAX_NODE_SCORE = 100
 NOT_IN_STATE = "node(s) not in policylang serve's cluster state"
+KEPT_PODS = 64      # decoded pods kept for the requests that follow (Extender._pod)
+KEPT_NODE_LISTS = 16    # node lists resolved, kept per state (_NodeIndex.resolve)
 
 
 class BadRequest(Exception):
@@ -107,7 +113,7 @@ class Outcome:
     rejections: dict = attrs.Factory(dict)     # plugin → nodes it rejected
     passed: "int | None" = None
     error: str = ""
-
+    timed_out: bool = False     # the error is the request's deadline
 
 class Extender:
     """The team part of each profile, compiled once, by profile name."""
@@ -116,6 +122,7 @@ class Extender:
         self.plans = plans
         self.team = {name: Executable(team_plan(plan), executor) for name, plan in plans.items()}
         self.weights = {name: extender_weight(plan) for name, plan in plans.items()}
+        self._pods: OrderedDict = OrderedDict()
 
     def _exe(self, pod: Pod) -> "tuple[str, Executable | None]":
         name = pod.spec.scheduler_name
@@ -124,81 +131,98 @@ class Extender:
         return name, self.team.get(name)
 
     @staticmethod
-    def _nodes(state: ClusterState, args: dict) -> tuple:
-        """The candidate nodes (known to the state, or given whole), the names not in the state,
-        and whether the request named them (nodeCacheCapable) or sent them whole."""
+    def _nodes(state: ClusterState, args: dict) -> "Candidates":
+        """The candidate nodes: named (nodeCacheCapable) and found in the state, or sent whole."""
         if "NodeNames" in args:
-            names = args["NodeNames"]
-            if not set(map(type, names)) <= {str}:
-                raise BadRequest("json: cannot unmarshal a non-string into Go struct field ExtenderArgs.NodeNames "
-                                 "of type string")
-            found = list(map(state.nodes.get, names))
-            if all(found):      # (Nodes are always true; `None in` would compare each with ==)
-                return found, [], True, None
-            return ([n for n in found if n], [n for n, f in zip(names, found) if not f], True, None)
+            return named_nodes(state, args["NodeNames"])
         listed = args.get("Nodes") or {}
         items = listed.get("items") or []
         if not isinstance(items, list):
             raise BadRequest("json: cannot unmarshal into Go struct field NodeList.items of type []v1.Node")
         nodes = [_decode_node(raw, i) for i, raw in enumerate(items)]
-        return nodes, [], False, items
+        return Candidates(nodes, [n.metadata.name for n in nodes], None, [], items)
+
+    def _pod(self, raw) -> Pod:
+        """The request's pod, decoded once: kube-scheduler sends the same pod to filter and then to
+        prioritize (and again each cycle it stays pending), so the last few decoded are kept and
+        reused when the JSON object is equal to the one they came from."""
+        if not isinstance(raw, dict):
+            return decode_pod(raw)
+        meta = raw.get("metadata")
+        key = (meta.get("namespace"), meta.get("name"), meta.get("uid")) if isinstance(meta, dict) else None
+        try:
+            kept = self._pods.get(key)
+        except TypeError:       # an unhashable name: decode_pod says what is wrong
+            return decode_pod(raw)
+        if kept is not None and kept[0] == raw:
+            self._pods.move_to_end(key)
+            return kept[1]
+        pod = decode_pod(raw)
+        self._pods[key] = (raw, pod)
+        if len(self._pods) > KEPT_PODS:
+            self._pods.popitem(last=False)
+        return pod
 
     def filter(self, state: ClusterState, body) -> Outcome:
         args = go_struct(body, "ExtenderArgs")
         if "Pod" not in args:
             raise BadRequest("ExtenderArgs.Pod is required")
-        pod = decode_pod(args["Pod"])
-        nodes, unknown, by_name, raw_items = self._nodes(state, args)
+        pod = self._pod(args["Pod"])
+        cands = self._nodes(state, args)
         profile, exe = self._exe(pod)
-        failed = {n: NOT_IN_STATE for n in unknown}
+        failed = dict.fromkeys(cands.unknown, NOT_IN_STATE)
         unresolvable: dict = {}
-        rejections: Counter = Counter()
-        error = ""
-        if exe is not None and exe.plan.filter_plugins:
-            state = state if by_name else _with_nodes(state, nodes)
+        rejected: dict = {}
+        error, timed_out = "", False
+        if exe is not None and exe.plan.filter_plugins and cands.nodes:
+            view = state if cands.raw_items is None else _with_nodes(state, cands.nodes)
             try:
-                statuses = filter_nodes(exe, state, pod, nodes)
-            except PlanRuntimeError as err:
-                statuses, error = {}, str(err)
-            for name, status in statuses.items():
-                (unresolvable if status.code == UNRESOLVABLE else failed)[name] = status.message
-                rejections[status.plugin or "?"] += 1
-        rejected = failed.keys() | unresolvable.keys()
+                rejected = filter_nodes(exe, view, pod, cands.nodes, cands.names)
+            except (PlanRuntimeError, CostExceeded) as err:
+                error, timed_out = _failure(err, pod), isinstance(err, DeadlinePassed)
+        names = cands.names
+        messages: dict = {}     # id(Status) → its message: the nodes a step rejects share one Status
+        for i, status in rejected.items():
+            text = messages.get(id(status))
+            if text is None:
+                text = messages[id(status)] = status.message
+            (unresolvable if status.code == UNRESOLVABLE else failed)[names[i]] = text
         if error:
-            passed_names = []
-        elif not rejected:
-            passed_names = [n.metadata.name for n in nodes]
+            passed = np.zeros(len(names), dtype=bool)
         else:
-            passed_names = [name for n in nodes if (name := n.metadata.name) not in rejected]
-        if by_name:
+            passed = np.ones(len(names), dtype=bool)
+            passed[list(rejected)] = False
+        if cands.raw_items is None:
+            passed_names = names if passed.all() else cands.name_array()[passed].tolist()
             result = {"Nodes": None, "NodeNames": passed_names}
         else:
-            keep = set(passed_names)
-            result = {"Nodes": {"metadata": {}, "items": [raw for raw, n in zip(raw_items, nodes)
-                                                         if n.metadata.name in keep]}, "NodeNames": None}
+            items = [raw for raw, ok in zip(cands.raw_items, passed.tolist()) if ok]
+            result = {"Nodes": {"metadata": {}, "items": items}, "NodeNames": None}
         result.update(FailedNodes=failed, FailedAndUnresolvableNodes=unresolvable, Error=error)
-        return Outcome(result, pod.key, profile, dict(rejections), len(passed_names), error)
+        rejections = Counter(status.plugin or "?" for status in rejected.values())
+        return Outcome(result, pod.key, profile, dict(rejections), int(passed.sum()), error, timed_out)
 
     def prioritize(self, state: ClusterState, body) -> Outcome:
         args = go_struct(body, "ExtenderArgs")
         if "Pod" not in args:
             raise BadRequest("ExtenderArgs.Pod is required")
-        pod = decode_pod(args["Pod"])
-        nodes, _, by_name, _ = self._nodes(state, args)
+        pod = self._pod(args["Pod"])
+        cands = self._nodes(state, args)
         profile, exe = self._exe(pod)
-        names = (args["NodeNames"] if by_name and len(nodes) == len(args["NodeNames"])
-                 else [n.metadata.name for n in nodes])
-        totals: dict = {}
-        if exe is not None and exe.plan.score_plugins and nodes:
-            state = state if by_name else _with_nodes(state, nodes)
+        totals = None
+        if exe is not None and exe.plan.score_plugins and cands.nodes:
+            view = state if cands.raw_items is None else _with_nodes(state, cands.nodes)
             try:
-                totals = score_nodes(exe, state, pod, nodes, names)
-            except PlanRuntimeError as err:
+                totals = score_nodes(exe, view, pod, cands.nodes, cands.names)
+            except (PlanRuntimeError, CostExceeded) as err:
                 # HostPriorityList has no error field: the HTTP error tells kube-scheduler.
-                raise PlanFailed(str(err)) from None
-        scores = extender_scores([totals.get(n, 0) for n in names] if totals else [0] * len(names),
+                raise PlanFailed(_failure(err, pod), isinstance(err, DeadlinePassed)) from None
+        scores = extender_scores(totals if totals is not None else np.zeros(len(cands.names), dtype=np.int64),
                                  self.weights.get(profile, 0))
-        body_out = [{"Host": h, "Score": s} for h, s in zip(names, scores)]
+        if cands.raw_items is None:
+            body_out = Encoded(_index(state).host_priorities(cands.positions, scores))
+        else:
+            body_out = [{"Host": h, "Score": s} for h, s in zip(cands.names, scores.tolist())]
         return Outcome(body_out, pod.key, profile)
 
     def preempt(self, state: ClusterState, body) -> Outcome:
@@ -232,7 +256,11 @@ class Extender:
             if node is None:
                 continue
             if exe is not None and exe.plan.filter_plugins:
-                status = filter_nodes(exe, state.without(victims), pod, [node]).get(node_name)
+                try:
+                    status = filter_nodes(exe, state.without(victims), pod, [node], [node_name]).get(0)
+                except (PlanRuntimeError, CostExceeded) as err:
+                    # ExtenderPreemptionResult has no error field: the HTTP error tells kube-scheduler.
+                    raise PlanFailed(_failure(err, pod), isinstance(err, DeadlinePassed)) from None
                 if status is not None:
                     rejections[status.plugin or "?"] += 1
                     continue
@@ -241,16 +269,126 @@ class Extender:
 
 
 class PlanFailed(Exception):
-    """The policy failed at run time on this pod (HTTP 500 with the message, never a traceback)."""
+    """The policy failed at run time on this pod, or ran past the request's deadline (HTTP 500 or
+    503 with the message, never a traceback)."""
+
+    def __init__(self, message: str, deadline: bool = False):
+        super().__init__(message)
+        self.deadline = deadline
 
 
-def extender_scores(totals: list, weight: int) -> list:
+class Encoded(bytes):
+    """A body already encoded as JSON."""
+
+
+def _failure(err: Exception, pod: Pod) -> str:
+    """The words for the Error field (or the HTTP error) of a policy that failed on ``pod``."""
+    if isinstance(err, CostExceeded):
+        err.pod = err.pod or pod.key
+    return str(err)
+
+
+def extender_scores(totals: np.ndarray, weight: int) -> np.ndarray:
     """Weighted sums of 0..100 scores → 0..MaxExtenderPriority, rounded half up (module docstring)."""
-    if weight <= 0 or not any(totals):
-        return [0] * len(totals)
+    totals = np.asarray(totals, dtype=np.int64)
+    if weight <= 0 or not totals.any():
+        return np.zeros(len(totals), dtype=np.int64)
     scale = weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
-    out = (2 * np.asarray(totals, dtype=np.int64) + scale) // (2 * scale)
-    return np.clip(out, 0, MAX_EXTENDER_PRIORITY).tolist()
+    return np.clip((2 * totals + scale) // (2 * scale), 0, MAX_EXTENDER_PRIORITY)
+
+
+@attrs.frozen
+class Candidates:
+    """The nodes a request is about, in its order: named and found in the state (``positions``,
+    where each is in the state's node order) or sent whole (``raw_items``, as they came), and the
+    names the state does not know."""
+    nodes: list
+    names: list
+    positions: "np.ndarray | None"
+    unknown: list
+    raw_items: "list | None" = None
+    names_kept: "np.ndarray | None" = None
+
+    def name_array(self) -> np.ndarray:
+        if self.names_kept is not None:
+            return self.names_kept
+        return np.fromiter(self.names, dtype=object, count=len(self.names))
+
+
+class _NodeIndex:
+    """What the extender keeps about a state's nodes, for as long as the state lives: the node set
+    changes only with a new state (a dump reloaded, a watch's node event), pods move within one."""
+
+    def __init__(self, state: ClusterState):
+        self.nodes, self.names = by_position(state)
+        self.position = state.node_index
+        self.node_list = state.node_list
+        self.name_list = self.names.tolist()
+        self.all_positions = np.arange(len(self.name_list))
+        self._priorities = None
+        # Lists met lately (kube-scheduler's node list, in its order; the nodes a pod passed, which
+        # prioritize gets next), by length and ends: checking one is a pass of compares, cheaper
+        # than finding each name again.
+        self._recent: OrderedDict = OrderedDict()
+
+    def resolve(self, state: ClusterState, names) -> Candidates:
+        if names == self.name_list:     # every node, in the state's order
+            return Candidates(self.node_list, names, self.all_positions, [], names_kept=self.names)
+        key = (len(names), names[0], names[-1]) if names and type(names[0]) is str and type(names[-1]) is str else None
+        kept = self._recent.get(key)
+        if kept is not None and kept[0] == names:
+            self._recent.move_to_end(key)
+            return kept[1]
+        found = self._find(state, names)
+        if key is not None:
+            self._recent[key] = (found.names if not found.unknown else names, found)
+            if len(self._recent) > KEPT_NODE_LISTS:
+                self._recent.popitem(last=False)
+        return found
+
+    def _find(self, state: ClusterState, names) -> Candidates:
+        if not isinstance(names, list):
+            raise BadRequest("json: cannot unmarshal into Go struct field ExtenderArgs.NodeNames of type []string")
+        try:
+            pos = np.fromiter(map(self.position.__getitem__, names), dtype=np.int64, count=len(names))
+            unknown: list = []
+        except (KeyError, TypeError):
+            if not all(type(n) is str for n in names):
+                raise BadRequest("json: cannot unmarshal a non-string into Go struct field ExtenderArgs.NodeNames "
+                                 "of type string") from None
+            unknown = [n for n in names if n not in self.position]
+            names = [n for n in names if n in self.position]
+            pos = np.fromiter(map(self.position.__getitem__, names), dtype=np.int64, count=len(names))
+        nodes = self.nodes[pos].tolist()
+        state.remember_positions(nodes, pos)    # (the executors would look each node up again)
+        kept = self.names[pos]      # the state's own strings: what is kept holds no copies
+        return Candidates(nodes, kept.tolist(), pos, unknown, names_kept=kept)
+
+    def host_priorities(self, positions: np.ndarray, scores: np.ndarray) -> bytes:
+        """The HostPriorityList as JSON: each node's `{"Host":…,"Score":s}` for s in 0..10 is
+        encoded once per state, and a request's list is a pick and a join."""
+        if self._priorities is None:
+            table = np.empty((len(self.name_list), MAX_EXTENDER_PRIORITY + 1), dtype=object)
+            for i, name in enumerate(self.name_list):
+                host = b'{"Host":' + json.dumps(name).encode() + b',"Score":'
+                table[i] = [host + b"%d}" % s for s in range(MAX_EXTENDER_PRIORITY + 1)]
+            self._priorities = table
+        return b"[" + b",".join(self._priorities[positions, scores].tolist()) + b"]"
+
+
+_INDEXES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _index(state: ClusterState) -> _NodeIndex:
+    index = _INDEXES.get(state)
+    if index is None:
+        index = _INDEXES[state] = _NodeIndex(state)
+    return index
+
+
+def named_nodes(state: ClusterState, names) -> Candidates:
+    """The nodes of a nodeCacheCapable request (NodeNames), found in the state."""
+    return _index(state).resolve(state, names)
 
 
 def _with_nodes(state: ClusterState, nodes: list) -> ClusterState:
@@ -258,29 +396,38 @@ def _with_nodes(state: ClusterState, nodes: list) -> ClusterState:
     return ClusterState.build([*nodes, *(o for o in state.objects() if not isinstance(o, Node))])
 
 
-def filter_nodes(exe: Executable, state: ClusterState, pod: Pod, nodes: list) -> dict:
-    """The nodes the plan's filters reject, with their statuses (PreFilter's and Filter's)."""
+def filter_nodes(exe: Executable, state: ClusterState, pod: Pod, nodes: list, names: list) -> dict:
+    """The nodes the plan's filters reject, by their index in ``nodes``, with their statuses
+    (PreFilter's and Filter's)."""
     pod = state.with_priority(pod)
     try:
         pre = run_prefilter(exe, state, pod, base_env(state, pod))
         if pre.status is not None:
-            return {n.metadata.name: pre.status for n in nodes}
+            return dict.fromkeys(range(len(nodes)), pre.status)
         out = {}
-        considered = nodes
+        considered, index = nodes, None
         if pre.allowed is not None:
+            allowed = pre.allowed
+            keep = np.fromiter((n in allowed for n in names), dtype=bool, count=len(names))
             absent = Status(UNRESOLVABLE, (restricted_text(pre.restricted_by),))
-            out = {n.metadata.name: absent for n in nodes if n.metadata.name not in pre.allowed}
-            considered = [n for n in nodes if n.metadata.name in pre.allowed]
+            out = dict.fromkeys(np.flatnonzero(~keep).tolist(), absent)
+            index = np.flatnonzero(keep)
+            considered = [nodes[i] for i in index.tolist()]
+        start = 0
         for part, found, passed, _ in exe.backend.filter_in_order(exe, state, pod, pre, considered, None):
-            for i in (~passed).nonzero()[0].tolist():
-                out[part[i].metadata.name] = found[i]
+            rejected = np.flatnonzero(~passed)
+            at = rejected + start if index is None else index[rejected + start]
+            out.update(zip(at.tolist(), map(found.__getitem__, rejected.tolist())))
+            start += len(part)
         return out
     except PolicyErrorInBatch:
-        return filter_nodes(exe.reference(), state, pod, nodes)
+        return filter_nodes(exe.reference(), state, pod, nodes, names)
 
 
-def score_nodes(exe: Executable, state: ClusterState, pod: Pod, nodes: list, names: "list | None" = None) -> dict:
-    """Each node's weighted sum of the plan's normalised scores ({} when every score skips the pod)."""
+def score_nodes(exe: Executable, state: ClusterState, pod: Pod, nodes: list,
+                names: "list | None" = None) -> "np.ndarray | None":
+    """Each node's weighted sum of the plan's normalised scores (None when every score skips the
+    pod)."""
     pod = state.with_priority(pod)
     try:
         pre = run_prefilter(exe, state, pod, base_env(state, pod))
@@ -288,5 +435,5 @@ def score_nodes(exe: Executable, state: ClusterState, pod: Pod, nodes: list, nam
     except PolicyErrorInBatch:
         return score_nodes(exe.reference(), state, pod, nodes, names)
     if not table.plugins:
-        return {}
-    return dict(zip(table.names, table.totals().tolist()))
+        return None
+    return np.asarray(table.totals(), dtype=np.int64)

@@ -22,12 +22,21 @@ import time
 from typing import Callable, Optional
 
 import attrs
+import orjson
 
+from .cost import CostExceeded, DeadlinePassed, deadline
 from .diagnostics import InputError, PolicyError
-from .extender import BadRequest, Extender, Outcome, PlanFailed
+from .extender import BadRequest, Encoded, Extender, Outcome, PlanFailed
+from .run.framework import PlanRuntimeError
+from .run.vector import NodeCache
 
 VERBS = ("filter", "prioritize", "preempt", "mutate")
 DEFAULT_MAX_REQUEST = 32 * 2**20
+# The deadline on each request's own work: under the 5 s that kube-scheduler gives an extender
+# call when its config sets no httpTimeout (DefaultExtenderTimeout, pkg/scheduler/extender.go; the
+# exported configuration writes 5s) and the webhook's timeoutSeconds (5 in the exported one), so
+# that the answer, an error past the deadline, arrives before the caller gives up.
+DEFAULT_REQUEST_TIMEOUT = 4.0
 
 
 @attrs.frozen
@@ -42,6 +51,7 @@ class Options:
     max_request_bytes: int = DEFAULT_MAX_REQUEST
     decision_log: Optional[str] = None
     reload_interval: float = 2.0
+    request_timeout: Optional[float] = DEFAULT_REQUEST_TIMEOUT    # None: no deadline
 
 
 def _signature(paths) -> tuple:
@@ -157,6 +167,8 @@ class Metrics:
                                  registry=self.registry)
         self.rejections = Counter("policylang_serve_rejections", "Nodes rejected, by the plugin that rejected them",
                                   ["plugin"], registry=self.registry)
+        self.deadlines = Counter("policylang_serve_deadline_exceeded", "Requests whose work ran past "
+                                 "--request-timeout, by verb", ["verb"], registry=self.registry)
         self.policy_reloads = Counter("policylang_serve_policy_reloads", "Policy reloads (ok, refused)",
                                       ["result"], registry=self.registry)
         self.state_reloads = Counter("policylang_serve_state_reloads", "Cluster dump reloads (ok, refused)",
@@ -205,6 +217,8 @@ class Server:
                 _log(self.log, event="policy_reload_refused", error=text)
             else:
                 self.policy = policy
+                # The state's node cache holds the old plans' values, under keys no new plan makes.
+                NodeCache.forget(self.source.state)
                 self.metrics.policy_reloads.labels("ok").inc()
                 _log(self.log, event="policy_reloaded", profiles=sorted(policy.plans))
         try:
@@ -216,18 +230,42 @@ class Server:
             _log(self.log, event="state_reload_refused", error=str(err))
 
     def answer(self, verb: str, body) -> tuple[object, Optional[Outcome], int]:
-        """The verb's JSON answer, its outcome (for the decision log), and how many patch ops."""
+        """The verb's JSON answer, its outcome (for the decision log), and how many patch ops.
+        The policy's work runs with the step budget (--max-cost) and the deadline
+        (--request-timeout) of one pod's cycle."""
         state = self.source.state
-        if verb == "mutate":
-            review, ops = self.policy.admission.review(state, body)
-            return review, None, ops
-        outcome = getattr(self.policy.extender, verb)(state, body)
+        with deadline(self.options.request_timeout):
+            if verb == "mutate":
+                try:
+                    review, ops = self.policy.admission.review(state, body)
+                except (PlanRuntimeError, CostExceeded) as err:
+                    raise PlanFailed(str(err), isinstance(err, DeadlinePassed)) from None
+                return review, None, ops
+            outcome = getattr(self.policy.extender, verb)(state, body)
+        if outcome.timed_out:
+            self.metrics.deadlines.labels(verb).inc()
         return outcome.body, outcome, 0
 
     def close(self) -> None:
         if self.decisions is not None:
             self.decisions.close()
         self.source.close()
+
+
+def decode_json(raw: bytes):
+    """The request's JSON. orjson's parser first (a 5,000-node ExtenderArgs decodes ~3× faster);
+    what it refuses goes to the stdlib's, whose answer (its error's words, or the few documents
+    only it takes: NaN, UTF-16, integers past 64 bits) is the one the server has always given."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
+
+
+def encode_json(answer) -> bytes:
+    """The answer as JSON (orjson: ~5× the stdlib's speed on 5,000 node names), or as the verb
+    encoded it."""
+    return answer if isinstance(answer, Encoded) else orjson.dumps(answer)
 
 
 async def _body(request, limit: int) -> "bytes | None":
@@ -262,16 +300,22 @@ def build_app(server: Server):
                 return respond(verb, 413, started, f"request body exceeds {server.options.max_request_bytes} "
                                                    f"bytes (--max-request-size)\n".encode(), "text/plain")
             try:
-                body = json.loads(raw)
+                body = decode_json(raw)
             except (ValueError, UnicodeDecodeError) as err:
                 return respond(verb, 400, started, f"malformed JSON: {err}\n".encode(), "text/plain")
+            except RecursionError:      # (Go's decoder stops at 10,000 levels, with these words)
+                return respond(verb, 400, started, b"malformed JSON: exceeded max depth\n", "text/plain")
             try:
                 answer, outcome, ops = server.answer(verb, body)
             except BadRequest as err:
                 return respond(verb, 400, started, f"{err}\n".encode(), "text/plain")
             except PlanFailed as err:
+                if err.deadline:
+                    server.metrics.deadlines.labels(verb).inc()
                 _log(server.decisions, verb=verb, error=str(err))
-                return respond(verb, 500, started, f"{err}\n".encode(), "text/plain")
+                # 503 past the deadline (the server's own limit, worth a retry), 500 for a policy
+                # that fails; both are the caller's error for the call (prioritize: ignored).
+                return respond(verb, 503 if err.deadline else 500, started, f"{err}\n".encode(), "text/plain")
             if outcome is not None:
                 for plugin, count in outcome.rejections.items():
                     server.metrics.rejections.labels(plugin).inc(count)
@@ -280,7 +324,7 @@ def build_app(server: Server):
                      ms=round((time.perf_counter() - started) * 1000, 3))
             else:
                 _log(server.decisions, verb=verb, patch_ops=ops, ms=round((time.perf_counter() - started) * 1000, 3))
-            return respond(verb, 200, started, json.dumps(answer, separators=(",", ":")).encode())
+            return respond(verb, 200, started, encode_json(answer))
         return endpoint
 
     async def healthz(request):

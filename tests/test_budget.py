@@ -125,3 +125,23 @@ def test_timeout_stops_with_a_clear_error(capsys, tmp_path, verb):
     assert "the command ran past its --timeout of 3s" in err
     if verb == "simulate":
         assert "showing the pods placed so far" in err
+
+
+def test_a_deadline_is_read_per_slice_of_the_budget_and_the_steps_stay_exact():
+    import time
+
+    from policylang import cost
+
+    with cost.max_cost(25_000):
+        with cost.deadline(600):
+            for _ in range(25_000):     # three slices, the last one short: no more, no fewer steps
+                cost.charge(1)
+            with pytest.raises(cost.CostExceeded) as err:
+                cost.charge(1)
+            assert not isinstance(err.value, cost.DeadlinePassed)
+        with cost.deadline(0.001):
+            time.sleep(0.002)
+            cost.charge(cost.SLICE)     # within the slice: the clock is not read
+            with pytest.raises(cost.DeadlinePassed, match="ran past its deadline of 0.001s"):
+                cost.charge(1)
+        cost.charge(25_000)     # outside, the budget is whole again, with no deadline

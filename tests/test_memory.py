@@ -9,6 +9,9 @@ import gc
 import os
 import tracemalloc
 from pathlib import Path
+import weakref
+
+import pytest
 
 from policylang import Executable, check, compile_all, load_cluster, load_objects, load_program, schedule
 from policylang.cluster.state import ClusterState
@@ -85,3 +88,71 @@ def test_compiling_a_changed_policy_a_thousand_times_holds_flat_memory():
         if traced:
             tracemalloc.stop()
     assert grown < BOUND, f"{grown / 2**20:.1f} MiB more after {ROUNDS} compiles of a changed policy"
+
+
+# ---- policylang serve: a policy reloaded while the server answers ----------------------------
+
+SERVED = '''policy Team
+
+def wants_gpu(p) = any(c in p.spec.containers where "nvidia.com/gpu" in c.resources.requests)
+
+filter reserve_gpu_nodes {{
+    reject when node.metadata.labels["gpu-model"] != null and not wants_gpu(pod) and len(node.metadata.name) < {i} + 99
+        reason "node(s) are reserved for GPU workloads ({i})"
+}}
+
+score prefer_new_gpus {{
+    value if node.metadata.labels["gpu-model"] in ["a100", "h{i}"] then 100
+          else count(t in node.spec.taints where t.key != "k{i}")
+}}
+'''
+# The profile is the team policy alone (as serve runs it), so that a reload checks no stdlib
+# plugin: ~25 ms a round, most of it parsing the changed file. The check is exact (the node
+# cache's entries), so a few dozen rounds show a leak; bench/serve.py runs 1,000 reloads of a
+# whole profile (docs/benchmarks.md).
+SERVED_ROUNDS = 40
+
+
+def test_serve_reloading_a_changed_policy_holds_flat_memory(tmp_path):
+    pytest.importorskip("orjson")
+    from policylang.run.vector import NodeCache
+    from policylang.serve import Options, Server
+
+    (tmp_path / "team.sched").write_text('profile team-scheduler {\n    use "./policy.sched" weight 2\n}\n')
+    policy = tmp_path / "policy.sched"
+
+    def change(i: int) -> None:
+        policy.write_text(SERVED.format(i=i))
+        os.utime(policy, ns=(10**18 + i * 10**9,) * 2)    # a new mtime, however fast the rounds
+
+    change(0)
+    server = Server(Options(profile=str(tmp_path / "team.sched"), cluster=(str(EXAMPLES / "cluster.yaml"),),
+                            reload_interval=0), log=None)
+    state = server.source.state
+    pod = {"metadata": {"name": "web", "namespace": "default", "uid": "u"},
+           "spec": {"schedulerName": "team-scheduler", "containers": [{"name": "c", "image": "busybox"}]}}
+    replaced = []
+
+    def round_(i: int) -> int:
+        replaced.append(weakref.ref(server.policy))
+        change(i)
+        server.check_reload()
+        passed, _, _ = server.answer("filter", {"Pod": pod, "NodeNames": sorted(state.nodes)})
+        reason = f"node(s) are reserved for GPU workloads ({i})"
+        assert passed["FailedNodes"] == dict.fromkeys(["gpu-a1", "gpu-b1"], reason)
+        server.answer("prioritize", {"Pod": pod, "NodeNames": passed["NodeNames"]})
+        return len(NodeCache.of(state).entries)
+
+    for i in range(1, WARM_UP // 4):
+        kept = round_(i)
+    gc.collect()
+    before = _resident()
+    for i in range(WARM_UP // 4, WARM_UP // 4 + SERVED_ROUNDS):
+        # The state keeps values for the current plan alone (the old plans' keys are never met
+        # again), however many reloads there were.
+        assert round_(i) == kept
+    gc.collect()
+    assert [r for r in replaced if r() is not None] == []      # every replaced policy is gone
+    if before is not None:
+        grown = _resident() - before
+        assert grown < 4 * 2**20, f"{grown / 2**20:.1f} MiB more after {SERVED_ROUNDS} reloads"

@@ -148,6 +148,7 @@ def test_a_body_over_the_limit_is_413(served):
 
 @pytest.mark.parametrize("body, reason", [
     (b"{bad", "malformed JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
+    (b"[" * 100_000 + b"]" * 100_000, "malformed JSON: exceeded max depth"),
     (b'{"Pod": 3}', "json: cannot unmarshal number into Go struct field ExtenderArgs.Pod of type v1.Pod"),
     (b'{"NodeNames": []}', "ExtenderArgs.Pod is required"),
     (b'{"Pod": {"metadata": {"name": "p"}, "spec": {"containers": "x"}}, "NodeNames": []}', "Pod"),
@@ -268,3 +269,75 @@ def test_a_port_in_use_is_an_input_error(capsys):
         port = taken.getsockname()[1]
         assert main(["serve", "--cluster", "examples/cluster.yaml", "--port", str(port)]) == 2
     assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+SLOW = """policy Slow
+
+def slow() = count(a in range(5000) where count(b in range(5000) where a == b) > 1)
+
+filter slow_filter {
+    reject when pod.metadata.labels["slow"] == "filter" and slow() > 0 and node.metadata.name != ""
+        reason "never"
+}
+
+score slow_score {
+    value if pod.metadata.labels["slow"] == "score" then slow() % 100 else 0
+}
+
+profile team-scheduler {
+    use NodeUnschedulable
+    use Slow weight 1
+}
+"""
+
+
+def test_work_past_the_request_timeout_is_answered_with_the_extenders_error(tmp_path):
+    # 25 million steps (minutes): the deadline, not the step budget, stops it.
+    (tmp_path / "slow.sched").write_text(SLOW)
+    server = Serve(["--profile", str(tmp_path / "slow.sched"), "--cluster", str(ROOT / "examples/cluster.yaml"),
+                    "--reload-interval", "0", "--request-timeout", "0.5", "--max-cost", "1000000000000"], tmp_path)
+    try:
+        started = time.monotonic()
+        status, result = server.post("/filter", {"Pod": _pod("f", labels={"slow": "filter"}), "NodeNames": NAMES})
+        assert time.monotonic() - started < 20      # (the whole work would take minutes)
+        assert status == 200 and set(result) == FILTER_FIELDS
+        assert "evaluation ran past its deadline of 0.5s for pod default/f in plugin Slow" in result["Error"]
+        assert result["NodeNames"] == [] and result["FailedNodes"] == {}
+        status, text = server.post("/prioritize", {"Pod": _pod("s", labels={"slow": "score"}), "NodeNames": NAMES})
+        assert status == 503 and "ran past its deadline of 0.5s for pod default/s" in text
+        # The next request has a deadline (and a step budget) of its own.
+        status, result = server.post("/filter", {"Pod": _pod("web"), "NodeNames": NAMES})
+        assert status == 200 and result["Error"] == "" and result["NodeNames"] == NAMES
+        metrics = server.get("/metrics")[1].decode()
+        assert 'policylang_serve_deadline_exceeded_total{verb="filter"} 1.0' in metrics
+        assert 'policylang_serve_deadline_exceeded_total{verb="prioritize"} 1.0' in metrics
+        assert 'policylang_serve_requests_total{code="503",verb="prioritize"} 1.0' in metrics
+    finally:
+        assert server.stop() == 0
+
+
+def test_what_the_extender_keeps_between_requests_is_used_only_for_equal_input(tmp_path):
+    from policylang.serve import Options, Server
+
+    server = Server(Options(profile=str(_profile(tmp_path)), cluster=(str(ROOT / "examples/cluster.yaml"),),
+                            reload_interval=0), log=None)
+    try:
+        def passed(pod, names):
+            return server.answer("filter", {"Pod": pod, "NodeNames": names})[0]["NodeNames"]
+
+        names = NAMES[::-1]     # not the state's order
+        web, gpu = _pod("same"), _pod("same", gpu=True)     # one uid, two contents
+        assert passed(web, names) == [n for n in names if not n.startswith("gpu-")]
+        assert passed(gpu, names) == names
+        assert passed(web, list(names)) == [n for n in names if not n.startswith("gpu-")]
+        # The same length and ends as a list met before, another node in the middle.
+        other = [names[0], *("ghost" if n == "gpu-a1" else n for n in names[1:-1]), names[-1]]
+        result = server.answer("filter", {"Pod": gpu, "NodeNames": other})[0]
+        assert result["NodeNames"] == [n for n in other if n != "ghost"] and list(result["FailedNodes"]) == ["ghost"]
+        scores = json.loads(server.answer("prioritize", {"Pod": gpu, "NodeNames": other})[0])
+        assert [h["Host"] for h in scores] == [n for n in other if n != "ghost"]
+        assert {h["Host"]: h["Score"] for h in scores}["gpu-b1"] == 0
+        scores = json.loads(server.answer("prioritize", {"Pod": gpu, "NodeNames": names})[0])
+        assert {h["Host"]: h["Score"] for h in scores}["gpu-a1"] == 10
+    finally:
+        server.close()

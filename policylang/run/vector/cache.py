@@ -249,6 +249,12 @@ class NodeCache:
             cache = _CACHES[state] = cls(state)
         return cache
 
+    @classmethod
+    def forget(cls, state) -> None:
+        """Drop what is kept for ``state``: the plans whose expressions it holds were replaced (a
+        server's policy reloaded), and their keys would never be met again."""
+        _CACHES.pop(state, None)
+
     @property
     def state(self):
         return self._state()
