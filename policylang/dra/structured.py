@@ -30,7 +30,7 @@ pure), so 500 nodes with the same devices each evaluate a selector once per devi
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import sys
 from typing import Iterable, Mapping, Optional, Sequence
 
@@ -128,7 +128,18 @@ class SliceIndex:
                 self.with_selector.append(pos)
         self._pools: dict[str, tuple[model.Node, tuple[Pool, ...]]] = {}
         self._cel_devices: dict[tuple[int, int], "cel.Device | AllocationErrorText"] = {}
-        self.verdicts: dict[tuple[str, int, int], "bool | Exception"] = {}
+        self.verdicts: dict[tuple[str, int, int], "bool | str"] = {}
+        self._compiled: dict[str, "cel.Selector | cel.CompileError"] = {}
+
+    def compiled(self, expression: str) -> "cel.Selector | cel.CompileError":
+        found = self._compiled.get(expression)
+        if found is None:
+            try:
+                found = cel.compile_selector(expression)
+            except cel.CompileError as err:
+                found = err
+            self._compiled[expression] = found
+        return found
 
     def pools_for(self, node: model.Node) -> tuple[Pool, ...]:
         name = node.metadata.name
@@ -300,6 +311,8 @@ class _DeviceResult:
     pos: int
     index: int
     admin_access: Optional[bool]
+    # The (sub)request's tolerations, which upstream looks up again by the request's name.
+    tolerations: tuple[model.DeviceToleration, ...]
 
     def request_name(self) -> str:
         return f"{self.parent}/{self.request}" if self.parent else self.request
@@ -369,9 +382,6 @@ def _kobj(claim: model.ResourceClaim) -> str:
 
 class _AllocationMaxSizeExceeded(Exception):
     """errAllocationResultMaxSizeExceeded: backtrack further, another subrequest may need fewer."""
-
-
-_NOT_FOUND = object()
 
 
 class _Allocation:
@@ -491,22 +501,25 @@ class _Allocation:
         return result
 
     def selectors_match(self, key, pos: int, di: int, cls, selectors) -> bool:
+        verdicts = self.index.verdicts
         for i, selector in enumerate(selectors):
             expression = selector.cel.expression
-            owner = f"class {cls.metadata.name}" if cls is not None else f"claim {_kobj(self.claims[key[0]])}"
-            try:
-                compiled = cel.compile_selector(expression)
-            except cel.CompileError as err:
-                raise AllocationError(f"{owner}: selector #{i}: CEL compile error: {err}") from None
-            verdict = self.index.verdicts.get((expression, pos, di), _NOT_FOUND)
-            if verdict is _NOT_FOUND:
-                verdict = _evaluate(compiled, self.index.cel_device(pos, di))
-                self.index.verdicts[(expression, pos, di)] = verdict
-            if not isinstance(verdict, bool):
-                raise AllocationError(f"{owner}: selector #{i}: CEL runtime error: {verdict}") from None
-            if not verdict:
-                return False
+            verdict = verdicts.get((expression, pos, di))
+            if verdict is None:
+                # Only an expression that compiled has verdicts, so compiling can wait till here.
+                compiled = self.index.compiled(expression)
+                if isinstance(compiled, cel.CompileError):
+                    raise AllocationError(f"{self._owner(key, cls)}: selector #{i}: CEL compile error: "
+                                          f"{compiled}") from None
+                verdict = verdicts[(expression, pos, di)] = _evaluate(compiled, self.index.cel_device(pos, di))
+            if verdict is not True:
+                if verdict is False:
+                    return False
+                raise AllocationError(f"{self._owner(key, cls)}: selector #{i}: CEL runtime error: {verdict}")
         return True
+
+    def _owner(self, key, cls) -> str:
+        return f"class {cls.metadata.name}" if cls is not None else f"claim {_kobj(self.claims[key[0]])}"
 
     # -- the depth-first search (allocateOne) --
     def allocate_one(self, ci: int, ri: int, si: int, di: int, allocate_sub: bool) -> bool:
@@ -567,6 +580,7 @@ class _Allocation:
                 undo()
             return done
 
+        matches, allocated, allocating = self.matches, self.allocated, self.allocating
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
@@ -576,11 +590,14 @@ class _Allocation:
                     charge(1)
                     device_id = ids[index]
                     if request.admin_access:
-                        if ci in self.allocating.get(device_id, ()):
+                        if ci in allocating.get(device_id, ()):
                             continue
-                    elif device_id in self.allocated or self.allocating.get(device_id):
+                    elif device_id in allocated or allocating.get(device_id):
                         continue
-                    if not self.selectable(key, data, pos, index):
+                    selectable = matches.get((device_id, key))
+                    if selectable is None:
+                        selectable = self.selectable(key, data, pos, index)
+                    if not selectable:
                         continue
                     undo = self.allocate_device(ci, ri, si, device_id, pos, index, must=False)
                     if undo is None:
@@ -624,7 +641,7 @@ class _Allocation:
         self.allocating.setdefault(device_id, set()).add(ci)
         results = self.results[ci]
         results.append(_DeviceResult(request.name, data.parent.name if data.parent else "", device_id, pos,
-                                     index, True if request.admin_access else None))
+                                     index, True if request.admin_access else None, request.tolerations))
         before = len(results) - 1
 
         def undo():
@@ -640,24 +657,11 @@ class _Allocation:
         results = tuple(
             model.DeviceRequestAllocationResult(
                 request=r.request_name(), driver=r.id.driver, pool=r.id.pool, device=r.id.device,
-                admin_access=r.admin_access, tolerations=self._tolerations(claim, r))
+                admin_access=r.admin_access, tolerations=r.tolerations)
             for r in self.results[ci])
         return model.AllocationResult(
             devices=model.DeviceAllocationResult(results=results, config=self._config(ci)),
             node_selector=self._node_selector(claim, self.results[ci]))
-
-    @staticmethod
-    def _tolerations(claim, r: _DeviceResult) -> tuple:
-        name = r.parent or r.request
-        for request in claim.spec.devices.requests:
-            if request.name != name:
-                continue
-            if not r.parent:
-                return request.exactly.tolerations if request.exactly else ()
-            for sub in request.first_available:
-                if sub.name == r.request:
-                    return sub.tolerations
-        return ()
 
     def _config(self, ci: int) -> tuple:
         claim = self.claims[ci]
@@ -707,8 +711,7 @@ class _Allocation:
         for r in results:
             spec = self.index.slices[r.pos].spec
             if spec.node_name is not None:
-                return model.NodeSelector(node_selector_terms=(model.NodeSelectorTerm(match_fields=(
-                    model.NodeSelectorRequirement(key="metadata.name", operator="In", values=(spec.node_name,)),)),))
+                return _local_node_selector(spec.node_name)
             if spec.node_selector is not None:
                 terms = spec.node_selector.node_selector_terms
                 if len(terms) == 1:
@@ -721,6 +724,13 @@ class _Allocation:
             return model.NodeSelector(node_selector_terms=(model.NodeSelectorTerm(
                 match_expressions=tuple(expressions), match_fields=tuple(fields)),))
         return None
+
+
+@functools.lru_cache(maxsize=65536)
+def _local_node_selector(node_name: str) -> model.NodeSelector:
+    """The allocation's selector when a device is local to one node (frozen, so shared)."""
+    return model.NodeSelector(node_selector_terms=(model.NodeSelectorTerm(match_fields=(
+        model.NodeSelectorRequirement(key="metadata.name", operator="In", values=(node_name,)),)),))
 
 
 def _add_new(requirements, to: list) -> None:
@@ -740,28 +750,22 @@ def _evaluate(compiled, device) -> "bool | str":
         return str(err)
 
 
-@contextlib.contextmanager
-def _depth(claims: Sequence[model.ResourceClaim]):
-    """Room for the search's recursion: a frame per claim, request, subrequest and device (at
-    most 32 devices a claim). Python 3.11+ keeps Python-to-Python calls off the C stack."""
-    need = sum(3 * len(c.spec.devices.requests) + 2 * ALLOCATION_RESULTS_MAX_SIZE + 4 for c in claims) + 200
-    before = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(before, len(_stack()) + need))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(before)
-
-
-def _stack() -> list:
-    frames, f = [], sys._getframe()
-    while f is not None:
-        frames.append(f)
-        f = f.f_back
-    return frames
+def _depth_needed(claims: Sequence[model.ResourceClaim]) -> int:
+    """The search's recursion: a frame per claim, request, subrequest and device (at most 32
+    devices a claim). Python 3.11+ keeps Python-to-Python calls off the C stack, so the limit
+    can grow with the claims."""
+    return sum(3 * len(c.spec.devices.requests) + 2 * ALLOCATION_RESULTS_MAX_SIZE + 4 for c in claims)
 
 
 # ---- the API -------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def _check_features(features: Features) -> None:
+    unsupported = sorted(f.name for f in attrs.fields(Features)
+                         if getattr(features, f.name) and f.name not in _IMPLEMENTED)
+    if unsupported:
+        raise ValueError(f"allocator features not implemented: {', '.join(unsupported)}")
+
 
 def allocate(node: model.Node, claims: Sequence[model.ResourceClaim], *,
              classes: Mapping[str, model.DeviceClass],
@@ -777,20 +781,24 @@ def allocate(node: model.Node, claims: Sequence[model.ResourceClaim], *,
     ``slices`` are all of the state's slices (those for the node are picked here), best given
     as the same sequence every time or as a SliceIndex: the index is built once for it.
     ``allocated``: the devices other claims hold."""
-    unsupported = sorted(f.name for f in attrs.fields(Features)
-                         if getattr(features, f.name) and f.name not in _IMPLEMENTED)
-    if unsupported:
-        raise ValueError(f"allocator features not implemented: {', '.join(unsupported)}")
+    if features is not V1_35:
+        _check_features(features)
     claims = tuple(claims)
     alloc = _Allocation(node, claims, classes, slice_index(slices), allocated, features)
     alloc.prepare()
-    with _depth(claims):
-        try:
-            done = alloc.allocate_one(0, 0, 0, 0, False)
-        except _AllocationMaxSizeExceeded:
-            # Only a later claim turns it into "no solution"; from the first claim it is
-            # Allocate's error, as upstream's.
-            raise AllocationError("allocation max size exceeded") from None
+    need = _depth_needed(claims)
+    limit = sys.getrecursionlimit()
+    if need > 200:      # beyond the default limit's headroom
+        sys.setrecursionlimit(limit + need)
+    try:
+        done = alloc.allocate_one(0, 0, 0, 0, False)
+    except _AllocationMaxSizeExceeded:
+        # Only a later claim turns it into "no solution"; from the first claim it is
+        # Allocate's error, as upstream's.
+        raise AllocationError("allocation max size exceeded") from None
+    finally:
+        if need > 200:
+            sys.setrecursionlimit(limit)
     if not done:
         if any(p.invalid for p in alloc.pools):
             raise FailedAllocationOnNode("invalid resource pools were encountered")
