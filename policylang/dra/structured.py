@@ -804,3 +804,62 @@ def allocate(node: model.Node, claims: Sequence[model.ResourceClaim], *,
             raise FailedAllocationOnNode("invalid resource pools were encountered")
         return None
     return tuple(alloc.allocation(ci) for ci in range(len(claims)))
+
+
+# ---- why not: for explain --------------------------------------------------------------
+
+@attrs.frozen
+class Shortfall:
+    """A request that cannot be met on a node even alone: ``wanted`` devices, ``available``
+    free ones on the node that its class and selectors accept."""
+    claim: int          # the claim's index in the claims given
+    request: str        # the request's name ("request/subrequest" for a firstAvailable one)
+    wanted: int
+    available: int
+
+
+def shortfalls(node: model.Node, claims: Sequence[model.ResourceClaim], *,
+               classes: Mapping[str, model.DeviceClass],
+               slices: "Sequence[model.ResourceSlice] | SliceIndex",
+               allocated: "frozenset[DeviceID] | set[DeviceID]" = frozenset(),
+               features: Features = V1_35) -> tuple[Shortfall, ...]:
+    """Why ``allocate`` found no solution on this node, request by request: each request taken
+    alone, with the devices in complete, valid pools for the node that are free (any, for admin
+    access) and that the class's and the request's selectors accept. A firstAvailable request
+    falls short when every subrequest does; it is reported by its first subrequest.
+
+    Not upstream's: the scheduler only says "cannot allocate all claims". Empty when every
+    request could be met alone (then constraints, or requests competing for the same devices,
+    are what fail). A selector that errs counts its device out; the errors themselves are
+    ``allocate``'s to raise."""
+    claims = tuple(claims)
+    alloc = _Allocation(node, claims, classes, slice_index(slices), allocated, features)
+    alloc.prepare()
+    found = []
+    for ci, claim in enumerate(claims):
+        for ri, request in enumerate(claim.spec.devices.requests):
+            subs = range(len(request.first_available)) if request.first_available else (0,)
+            counts = [(alloc.request_data[(ci, ri, si)], _available(alloc, (ci, ri, si))) for si in subs]
+            if any(have >= data.num_devices and (data.num_devices or have) for data, have in counts):
+                continue
+            data, have = counts[0]
+            found.append(Shortfall(ci, data.request_name(), data.num_devices, have))
+    return tuple(found)
+
+
+def _available(alloc: _Allocation, key) -> int:
+    data = alloc.request_data[key]
+    count = 0
+    for pool in alloc.pools:
+        if pool.incomplete or pool.invalid:
+            continue
+        for pos in pool.slices:
+            for di, device_id in enumerate(alloc.index.device_ids[pos]):
+                if not data.request.admin_access and device_id in alloc.allocated:
+                    continue
+                try:
+                    count += alloc.selectable(key, data, pos, di)
+                except AllocationError:
+                    continue
+    return count
+
