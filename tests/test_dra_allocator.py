@@ -191,7 +191,7 @@ def test_a_hostile_claim_runs_out_of_budget_instead_of_hanging():
     devices = [{"name": f"device-{i}", "attributes": {"numa": {"int": i % 2}}} for i in range(32)]
     slices = [_slice("slice-1", "driver-a", devices)]
     claim = _claim("claim-0", _request("req-0", count=17), constraints=[{"matchAttribute": "driver-a/numa"}])
-    with cost.max_cost(100_000), pytest.raises(cost.CostExceeded):
+    with cost.max_cost(20_000), pytest.raises(cost.CostExceeded):
         allocate(_node(), [claim], classes=CLASSES, slices=slices)
 
 
@@ -276,3 +276,18 @@ def test_a_newer_generation_replaces_the_pool():
 def test_features_beyond_v1_35_are_refused():
     with pytest.raises(ValueError, match="partitionable_devices"):
         allocate(_node(), [], classes={}, slices=[], features=Features(partitionable_devices=True))
+
+
+def test_a_kept_outcome_is_only_for_the_same_devices_in_use_and_classes():
+    """The next pod of a template gets the kept outcome; a device taken meanwhile on the node,
+    or a class changed, makes it search again."""
+    slices = [_slice("slice-1", "driver-a", ["device-1", "device-2"])]
+    node = _node()
+    first = allocate(node, [_claim("claim-0", _request("req-0"))], classes=CLASSES, slices=slices)
+    again = allocate(node, [_claim("claim-1", _request("req-0"))], classes=CLASSES, slices=slices)
+    assert again == first and first[0].devices.results[0].device == "device-1"
+    taken = frozenset({DeviceID("driver-a", "slice-1", "device-1")})
+    [after] = allocate(node, [_claim("claim-2", _request("req-0"))], classes=CLASSES, slices=slices, allocated=taken)
+    assert after.devices.results[0].device == "device-2"
+    other = {"class-a": _class("class-a", "driver-b")}
+    assert allocate(node, [_claim("claim-3", _request("req-0"))], classes=other, slices=slices) is None

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Iterable, Mapping, NamedTuple, Optional, Sequence
 
 import attrs
 
@@ -63,9 +63,10 @@ V1_35 = Features(admin_access=True, prioritized_list=True)
 _IMPLEMENTED = {"admin_access", "prioritized_list"}
 
 
-@attrs.frozen(cache_hash=True)
-class DeviceID:
-    """MakeDeviceID: a device by driver, pool and name; str() is upstream's "driver/pool/device"."""
+class DeviceID(NamedTuple):
+    """MakeDeviceID: a device by driver, pool and name; str() is upstream's "driver/pool/device".
+    A named tuple, not an attrs class: the search hashes device IDs by the thousand, and a
+    tuple's hash and equality run in C."""
     driver: str
     pool: str
     device: str
@@ -77,11 +78,13 @@ class DeviceID:
 class AllocationError(Exception):
     """A problem with the claims, classes or slices (a CEL error, a missing class): upstream
     aborts the pod's scheduling attempt with it. str() is upstream's error text."""
+    on_node = False     # upstream's errors.Is(err, ErrFailedAllocationOnNode)
 
 
 class FailedAllocationOnNode(AllocationError):
     """upstream's ErrFailedAllocationOnNode: the node cannot be used ("invalid resource pools
     were encountered"), but other nodes may; the scheduler reports it as the node's reason."""
+    on_node = True
 
 
 # ---- slices, indexed once per state ------------------------------------------------------
@@ -104,8 +107,8 @@ class SliceIndex:
     """All ResourceSlices of a state, indexed once: the slices of each node name, those for
     all nodes and those with a node selector (slices whose devices each say where they are,
     and those with shared counters, need DRAPartitionableDevices, off in v1.35: GatherPools
-    skips them); the slices of each pool; each device's ID and CEL view; the pools each node
-    sees; and every selector's verdict on every device it met."""
+    skips them); the slices of each pool; each device's ID; the pools each node sees; and
+    every selector's verdict on every device it met."""
 
     def __init__(self, slices: Iterable[model.ResourceSlice]):
         self.slices: tuple[model.ResourceSlice, ...] = tuple(slices)
@@ -126,39 +129,64 @@ class SliceIndex:
                 self.for_all_nodes.append(pos)
             elif spec.node_selector is not None:
                 self.with_selector.append(pos)
-        self._pools: dict[str, tuple[model.Node, tuple[Pool, ...]]] = {}
-        self._cel_devices: dict[tuple[int, int], "cel.Device | AllocationErrorText"] = {}
+        self._pools: dict[str, tuple[model.Node, tuple[Pool, ...], tuple[DeviceID, ...]]] = {}
         self.verdicts: dict[tuple[str, int, int], "bool | str"] = {}
-        self._compiled: dict[str, "cel.Selector | cel.CompileError"] = {}
-
-    def compiled(self, expression: str) -> "cel.Selector | cel.CompileError":
-        found = self._compiled.get(expression)
-        if found is None:
-            try:
-                found = cel.compile_selector(expression)
-            except cel.CompileError as err:
-                found = err
-            self._compiled[expression] = found
-        return found
+        self.outcomes: dict[tuple, tuple] = {}
 
     def pools_for(self, node: model.Node) -> tuple[Pool, ...]:
+        return self._node_view(node)[1]
+
+    def reachable(self, node: model.Node) -> tuple[DeviceID, ...]:
+        """The devices of the node's usable pools: all the search can look at."""
+        return self._node_view(node)[2]
+
+    def _node_view(self, node: model.Node):
         name = node.metadata.name
         kept = self._pools.get(name)
-        if kept is not None and kept[0] is node:
-            return kept[1]
-        pools = gather_pools(self, node)
-        self._pools[name] = (node, pools)
-        return pools
+        if kept is None or kept[0] is not node:
+            pools = gather_pools(self, node)
+            reachable = tuple(d for p in pools if not (p.incomplete or p.invalid)
+                              for pos in p.slices for d in self.device_ids[pos])
+            kept = self._pools[name] = (node, pools, reachable)
+        return kept
 
-    def cel_device(self, pos: int, index: int) -> "cel.Device | AllocationErrorText":
-        """The device as CEL sees it (cel.Device in upstream's DeviceMatches), or the error
-        upstream's DeviceMatches returns for it before evaluating anything."""
-        key = (pos, index)
-        found = self._cel_devices.get(key)
-        if found is None:
-            found = self._cel_devices[key] = _cel_device(self.slices[pos].spec.driver,
-                                                         self.slices[pos].spec.devices[index])
+    def verdict(self, expression: str, pos: int, index: int) -> "bool | str | cel.CompileError":
+        """A selector's verdict on a device (True, False or the text of its runtime error), kept
+        here by position and across indexes by the device object, or the selector's
+        CompileError."""
+        found = self.verdicts.get((expression, pos, index))
+        if found is not None:
+            return found
+        driver = self.slices[pos].spec.driver
+        device = self.slices[pos].spec.devices[index]
+        key = (expression, driver, id(device))
+        kept = _VERDICTS.get(key)
+        if kept is not None and kept[0] is device:
+            found = kept[1]
+        else:
+            compiled = _compiled(expression)
+            if isinstance(compiled, cel.CompileError):
+                return compiled
+            found = _evaluate(compiled, _cel_device(driver, device))
+            if len(_VERDICTS) >= _VERDICTS_KEPT:
+                _VERDICTS.clear()
+            _VERDICTS[key] = (device, found)
+        self.verdicts[(expression, pos, index)] = found
         return found
+
+
+# Verdicts by (expression, driver, device object), pinned by the object, so that an index made
+# again for the same slices (or for a node's share of them) evaluates nothing twice; bounded.
+_VERDICTS: dict[tuple[str, str, int], tuple[model.Device, "bool | str"]] = {}
+_VERDICTS_KEPT = 1_000_000
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(expression: str) -> "cel.Selector | cel.CompileError":
+    try:
+        return cel.compile_selector(expression)
+    except cel.CompileError as err:
+        return err
 
 
 class AllocationErrorText(str):
@@ -398,7 +426,7 @@ class _Allocation:
         self.pools = index.pools_for(node)
         self.request_data: dict[tuple[int, int, int], _RequestData] = {}
         self.constraints: list[list[_MatchAttribute]] = [[] for _ in claims]
-        self.matches: dict[tuple, bool] = {}
+        self.matches: dict[tuple, dict[DeviceID, bool]] = {}    # by request key, then device
         self.allocating: dict[DeviceID, set[int]] = {}
         self.results: list[list[_DeviceResult]] = [[] for _ in claims]
         self.invocations = 0
@@ -489,33 +517,32 @@ class _Allocation:
         if not self.features.device_binding_and_status and device.binding_conditions:
             return False
         device_id = self.index.device_ids[pos][di]
-        mkey = (device_id, key)
-        found = self.matches.get(mkey)
+        per_request = self.matches.get(key)
+        if per_request is None:
+            per_request = self.matches[key] = {}
+        found = per_request.get(device_id)
         if found is not None:
             return found
         result = (data.cls is None or self.selectors_match(key, pos, di, data.cls, data.cls.spec.selectors)) \
             and self.selectors_match(key, pos, di, None, data.request.selectors)
         # With perDeviceNodeSelection each device would be matched against the node here; such
         # slices need DRAPartitionableDevices, and GatherPools left them out.
-        self.matches[mkey] = result
+        per_request[device_id] = result
         return result
 
     def selectors_match(self, key, pos: int, di: int, cls, selectors) -> bool:
         verdicts = self.index.verdicts
         for i, selector in enumerate(selectors):
-            expression = selector.cel.expression
-            verdict = verdicts.get((expression, pos, di))
+            verdict = verdicts.get((selector.cel.expression, pos, di))
             if verdict is None:
-                # Only an expression that compiled has verdicts, so compiling can wait till here.
-                compiled = self.index.compiled(expression)
-                if isinstance(compiled, cel.CompileError):
-                    raise AllocationError(f"{self._owner(key, cls)}: selector #{i}: CEL compile error: "
-                                          f"{compiled}") from None
-                verdict = verdicts[(expression, pos, di)] = _evaluate(compiled, self.index.cel_device(pos, di))
-            if verdict is not True:
-                if verdict is False:
-                    return False
-                raise AllocationError(f"{self._owner(key, cls)}: selector #{i}: CEL runtime error: {verdict}")
+                verdict = self.index.verdict(selector.cel.expression, pos, di)
+            if verdict is True:
+                continue
+            if verdict is False:
+                return False
+            if isinstance(verdict, cel.CompileError):
+                raise AllocationError(f"{self._owner(key, cls)}: selector #{i}: CEL compile error: {verdict}")
+            raise AllocationError(f"{self._owner(key, cls)}: selector #{i}: CEL runtime error: {verdict}")
         return True
 
     def _owner(self, key, cls) -> str:
@@ -580,21 +607,24 @@ class _Allocation:
                 undo()
             return done
 
-        matches, allocated, allocating = self.matches, self.allocated, self.allocating
+        matches = self.matches.get(key)
+        if matches is None:
+            matches = self.matches[key] = {}
+        allocated, allocating, device_ids = self.allocated, self.allocating, self.index.device_ids
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
             for pos in pool.slices:
-                ids = self.index.device_ids[pos]
+                ids = device_ids[pos]
+                charge(len(ids))
                 for index in range(len(ids)):
-                    charge(1)
                     device_id = ids[index]
                     if request.admin_access:
                         if ci in allocating.get(device_id, ()):
                             continue
                     elif device_id in allocated or allocating.get(device_id):
                         continue
-                    selectable = matches.get((device_id, key))
+                    selectable = matches.get(device_id)
                     if selectable is None:
                         selectable = self.selectable(key, data, pos, index)
                     if not selectable:
@@ -784,7 +814,55 @@ def allocate(node: model.Node, claims: Sequence[model.ResourceClaim], *,
     if features is not V1_35:
         _check_features(features)
     claims = tuple(claims)
-    alloc = _Allocation(node, claims, classes, slice_index(slices), allocated, features)
+    index = slice_index(slices)
+    memo = _outcome_key(index, node, claims, classes, allocated, features)
+    if memo is not None:
+        kept = index.outcomes.get(memo[0])
+        if kept is not None and kept[0] == memo[1]:
+            return kept[1]
+    outcome = _allocate(node, claims, classes, index, allocated, features)
+    if memo is not None:
+        if len(index.outcomes) >= _OUTCOMES_KEPT:
+            index.outcomes.clear()
+        index.outcomes[memo[0]] = (memo[1], outcome)
+    return outcome
+
+
+_OUTCOMES_KEPT = 100_000
+
+
+def _outcome_key(index: SliceIndex, node, claims, classes, allocated, features):
+    """What an allocation depends on, so that the next pod of a template, asking the same of a
+    node whose devices are as they were, gets the outcome without a search: the node, the
+    claims' specs (not their names: only errors name claims, and errors are not kept), the
+    classes they name, the devices of the node's pools in use, the features. The key, and the
+    objects it holds by identity (compared with ``is`` on a hit); None where a spec has a
+    value without a hash and no faithful stand-in."""
+    specs = []
+    for c in claims:
+        try:
+            hash(c.spec)
+            specs.append(c.spec)
+        except TypeError:       # a dict inside (opaque parameters): its repr says it all
+            specs.append(repr(c.spec))
+    names = [r.exactly.device_class_name if r.exactly else None for c in claims for r in c.spec.devices.requests]
+    names += [sub.device_class_name for c in claims for r in c.spec.devices.requests for sub in r.first_available]
+    held = tuple(classes.get(n) for n in names)
+    used = frozenset(d for d in index.reachable(node) if d in allocated) if allocated else frozenset()
+    return (id(node), tuple(specs), tuple(map(id, held)), used, features), _Pinned((node, *held))
+
+
+class _Pinned(tuple):
+    """Objects compared by identity: a kept outcome is only for the very same node and classes."""
+
+    def __eq__(self, other):
+        return len(self) == len(other) and all(a is b for a, b in zip(self, other))
+
+    __hash__ = tuple.__hash__
+
+
+def _allocate(node, claims, classes, index: SliceIndex, allocated, features):
+    alloc = _Allocation(node, claims, classes, index, allocated, features)
     alloc.prepare()
     need = _depth_needed(claims)
     limit = sys.getrecursionlimit()
