@@ -67,8 +67,6 @@ def test_results_name_the_case_devices_and_requests(case):
             assert result["request"] in requests
 
 
-@pytest.mark.skipif("DeviceClass" not in load.KINDS,
-                    reason="needs the resource.k8s.io/v1 kinds in policylang.cluster.load (branch dra-alloc)")
 @pytest.mark.parametrize("case", CASES, ids=_ids())
 def test_objects_load(case):
     for index, raw in enumerate(case["objects"] + case["claims"]):
