@@ -140,8 +140,8 @@ class SliceIndex:
         """The devices of the node's usable pools: all the search can look at."""
         return self._node_view(node)[2]
 
-    def _node_view(self, node: model.Node):
-        name = node.metadata.name
+    def _node_view(self, node: "model.Node | None"):
+        name = node.metadata.name if node is not None else None
         kept = self._pools.get(name)
         if kept is None or kept[0] is not node:
             pools = gather_pools(self, node)
@@ -249,7 +249,7 @@ def node_matches(node: Optional[model.Node], node_name: str, all_nodes: bool,
 def gather_pools(index: SliceIndex, node: model.Node) -> tuple[Pool, ...]:
     """GatherPools: the pools with devices the node can reach, each from its newest generation
     among the slices for the node; incomplete and invalid ones marked."""
-    candidates = list(index.by_node_name.get(node.metadata.name, ()))
+    candidates = list(index.by_node_name.get(node.metadata.name, ()) if node is not None else ())
     candidates += index.for_all_nodes
     candidates += [pos for pos in index.with_selector
                    if node_matches(node, "", False, index.slices[pos].spec.node_selector)]
@@ -797,7 +797,7 @@ def _check_features(features: Features) -> None:
         raise ValueError(f"allocator features not implemented: {', '.join(unsupported)}")
 
 
-def allocate(node: model.Node, claims: Sequence[model.ResourceClaim], *,
+def allocate(node: "model.Node | None", claims: Sequence[model.ResourceClaim], *,
              classes: Mapping[str, model.DeviceClass],
              slices: "Sequence[model.ResourceSlice] | SliceIndex",
              allocated: "frozenset[DeviceID] | set[DeviceID]" = frozenset(),
