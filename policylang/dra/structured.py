@@ -151,34 +151,39 @@ class SliceIndex:
         return kept
 
     def verdict(self, expression: str, pos: int, index: int) -> "bool | str | cel.CompileError":
-        """A selector's verdict on a device (True, False or the text of its runtime error), kept
-        here by position and across indexes by the device object, or the selector's
-        CompileError."""
+        """A selector's verdict on a device (True, False or the text of its runtime error), or
+        the selector's CompileError. Kept here by position, and across devices by what CEL
+        sees of a device (its driver, attributes and capacity): 500 nodes of the same GPUs
+        evaluate a selector once per kind of GPU."""
         found = self.verdicts.get((expression, pos, index))
         if found is not None:
             return found
-        driver = self.slices[pos].spec.driver
-        device = self.slices[pos].spec.devices[index]
-        key = (expression, driver, id(device))
-        kept = _VERDICTS.get(key)
-        if kept is not None and kept[0] is device:
-            found = kept[1]
-        else:
+        spec = self.slices[pos].spec
+        key = (expression, spec.driver, _signature(spec.devices[index]))
+        found = _VERDICTS.get(key)
+        if found is None:
             compiled = _compiled(expression)
             if isinstance(compiled, cel.CompileError):
                 return compiled
-            found = _evaluate(compiled, _cel_device(driver, device))
+            found = _evaluate(compiled, _cel_device(spec.driver, spec.devices[index]))
             if len(_VERDICTS) >= _VERDICTS_KEPT:
                 _VERDICTS.clear()
-            _VERDICTS[key] = (device, found)
+            _VERDICTS[key] = found
         self.verdicts[(expression, pos, index)] = found
         return found
 
 
-# Verdicts by (expression, driver, device object), pinned by the object, so that an index made
-# again for the same slices (or for a node's share of them) evaluates nothing twice; bounded.
-_VERDICTS: dict[tuple[str, str, int], tuple[model.Device, "bool | str"]] = {}
+# Verdicts by (expression, driver, device signature); bounded.
+_VERDICTS: dict[tuple, "bool | str"] = {}
 _VERDICTS_KEPT = 1_000_000
+
+
+def _signature(device: model.Device) -> tuple:
+    """All a selector sees of a device but its driver: each attribute's four values (so int 1
+    and bool true differ) and each capacity as written (equal quantities written differently
+    only miss the cache)."""
+    return (tuple(sorted((name, a.int_, a.bool_, a.string, a.version) for name, a in device.attributes.items())),
+            tuple(sorted((name, str(c.value)) for name, c in device.capacity.items())))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -808,9 +813,12 @@ def allocate(node: "model.Node | None", claims: Sequence[model.ResourceClaim], *
     text) for a problem with the claims, classes or slices, FailedAllocationOnNode where only
     this node is out ("invalid resource pools were encountered").
 
-    ``slices`` are all of the state's slices (those for the node are picked here), best given
-    as the same sequence every time or as a SliceIndex: the index is built once for it.
-    ``allocated``: the devices other claims hold."""
+    ``slices`` are all of the state's slices, never a node's share of them: those for the node
+    are picked here, and whether a pool is complete, or replaced by a newer generation, is
+    judged over all of the pool's slices, those of other nodes included (checkSlicesInPool).
+    Give the same sequence every time, or a SliceIndex: the index is built once for it.
+    ``allocated``: the devices other claims hold (allocated with admin access or not, as the
+    caller's DRA manager counts them)."""
     if features is not V1_35:
         _check_features(features)
     claims = tuple(claims)
