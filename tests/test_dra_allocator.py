@@ -324,3 +324,10 @@ def test_a_kept_outcome_is_only_for_the_same_devices_in_use_and_classes():
     assert after.devices.results[0].device == "device-2"
     other = {"class-a": _class("class-a", "driver-b")}
     assert allocate(node, [_claim("claim-3", _request("req-0"))], classes=other, slices=slices) is None
+
+
+def test_a_class_selector_without_cel_is_an_error_not_a_crash():
+    broken = _typed({"kind": "DeviceClass", "metadata": {"name": "class-x"}, "spec": {"selectors": [{}]}})
+    with pytest.raises(AllocationError, match=r"^class class-x: selector #0: CEL expression empty"):
+        allocate(_node(), [_claim("claim-0", _request("req-0", cls="class-x"))], classes={"class-x": broken},
+                 slices=[_slice("slice-1", "driver-a", ["device-1"])])

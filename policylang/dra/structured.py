@@ -131,6 +131,8 @@ class SliceIndex:
                 self.with_selector.append(pos)
         self._pools: dict[str, tuple[model.Node, tuple[Pool, ...], tuple[DeviceID, ...]]] = {}
         self.verdicts: dict[tuple[str, int, int], "bool | str"] = {}
+        # (the class's and a request's selector expressions, slice position, device index) → bool
+        self.selectable: dict[tuple, bool] = {}
         self.outcomes: dict[tuple, tuple] = {}
 
     def pools_for(self, node: model.Node) -> tuple[Pool, ...]:
@@ -331,6 +333,8 @@ class _RequestData:
     num_devices: int = 0
     selected_sub_index: int = 0
     all_devices: list = attrs.field(factory=list)    # [(DeviceID, slice position, device index)]
+    selectors: tuple = ()   # the class's selector expressions and the request's, as a key
+
 
     def request_name(self) -> str:
         return f"{self.parent.name}/{self.request.name}" if self.parent is not None else self.request.name
@@ -494,6 +498,8 @@ class _Allocation:
                                   f"{request.device_class_name}: deviceclass.resource.k8s.io "
                                   f"\"{request.device_class_name}\" not found")
         data.cls = cls
+        data.selectors = (tuple(sel.cel.expression for sel in cls.spec.selectors if sel.cel is not None),
+                          tuple(sel.cel.expression for sel in request.selectors))
         if request.allocation_mode == model.ALLOCATION_MODE_EXACT_COUNT:
             data.num_devices = request.count
         elif request.allocation_mode == model.ALLOCATION_MODE_ALL:
@@ -528,8 +534,14 @@ class _Allocation:
         found = per_request.get(device_id)
         if found is not None:
             return found
-        result = (data.cls is None or self.selectors_match(key, pos, di, data.cls, data.cls.spec.selectors)) \
-            and self.selectors_match(key, pos, di, None, data.request.selectors)
+        # The class's and the request's selectors on this device, as any earlier call found them
+        # (errors are not kept: they are raised again, in the same order).
+        pure = (data.selectors, pos, di)
+        result = self.index.selectable.get(pure)
+        if result is None:
+            result = (data.cls is None or self.selectors_match(key, pos, di, data.cls, data.cls.spec.selectors)) \
+                and self.selectors_match(key, pos, di, None, data.request.selectors)
+            self.index.selectable[pure] = result
         # With perDeviceNodeSelection each device would be matched against the node here; such
         # slices need DRAPartitionableDevices, and GatherPools left them out.
         per_request[device_id] = result
@@ -538,6 +550,11 @@ class _Allocation:
     def selectors_match(self, key, pos: int, di: int, cls, selectors) -> bool:
         verdicts = self.index.verdicts
         for i, selector in enumerate(selectors):
+            if selector.cel is None:
+                # Only a class can get here (a request's selectors were checked first); upstream
+                # would dereference nil. API validation refuses both.
+                raise AllocationError(f"{self._owner(key, cls)}: selector #{i}: CEL expression empty "
+                                      "(unsupported selector type?)")
             verdict = verdicts.get((selector.cel.expression, pos, di))
             if verdict is None:
                 verdict = self.index.verdict(selector.cel.expression, pos, di)
@@ -689,11 +706,7 @@ class _Allocation:
     # -- the results (Allocate's last loop) --
     def allocation(self, ci: int) -> model.AllocationResult:
         claim = self.claims[ci]
-        results = tuple(
-            model.DeviceRequestAllocationResult(
-                request=r.request_name(), driver=r.id.driver, pool=r.id.pool, device=r.id.device,
-                admin_access=r.admin_access, tolerations=r.tolerations)
-            for r in self.results[ci])
+        results = tuple(_device_result(r.request_name(), r.id, r.admin_access, r.tolerations) for r in self.results[ci])
         return model.AllocationResult(
             devices=model.DeviceAllocationResult(results=results, config=self._config(ci)),
             node_selector=self._node_selector(claim, self.results[ci]))
@@ -759,6 +772,14 @@ class _Allocation:
             return model.NodeSelector(node_selector_terms=(model.NodeSelectorTerm(
                 match_expressions=tuple(expressions), match_fields=tuple(fields)),))
         return None
+
+
+@functools.lru_cache(maxsize=65536)
+def _device_result(request: str, device: DeviceID, admin_access, tolerations) -> model.DeviceRequestAllocationResult:
+    """One result (frozen, so the same one serves every allocation that takes the device)."""
+    return model.DeviceRequestAllocationResult(request=request, driver=device.driver, pool=device.pool,
+                                               device=device.device, admin_access=admin_access,
+                                               tolerations=tolerations)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -846,18 +867,46 @@ def _outcome_key(index: SliceIndex, node, claims, classes, allocated, features):
     classes they name, the devices of the node's pools in use, the features. The key, and the
     objects it holds by identity (compared with ``is`` on a hit); None where a spec has a
     value without a hash and no faithful stand-in."""
-    specs = []
-    for c in claims:
-        try:
-            hash(c.spec)
-            specs.append(c.spec)
-        except TypeError:       # a dict inside (opaque parameters): its repr says it all
-            specs.append(repr(c.spec))
+    specs = [_spec_key(c) for c in claims]
     names = [r.exactly.device_class_name if r.exactly else None for c in claims for r in c.spec.devices.requests]
     names += [sub.device_class_name for c in claims for r in c.spec.devices.requests for sub in r.first_available]
     held = tuple(classes.get(n) for n in names)
     used = frozenset(d for d in index.reachable(node) if d in allocated) if allocated else frozenset()
     return (id(node), tuple(specs), tuple(map(id, held)), used, features), _Pinned((node, *held))
+
+
+def _spec_key(claim: model.ResourceClaim):
+    """The claim's spec as a key, hashed once per claim object (a pod's claims are asked of
+    every node): the spec itself, or its repr where a dict inside (opaque parameters) has no
+    hash (equal specs whose dicts list keys in another order only miss)."""
+    kept = _SPEC_KEYS.get(id(claim))
+    if kept is not None and kept[0] is claim:
+        return kept[1]
+    try:
+        key = _Hashed(claim.spec)
+    except TypeError:
+        key = _Hashed(repr(claim.spec))
+    if len(_SPEC_KEYS) >= 4096:
+        _SPEC_KEYS.clear()
+    _SPEC_KEYS[id(claim)] = (claim, key)
+    return key
+
+
+_SPEC_KEYS: dict[int, tuple] = {}
+
+
+class _Hashed:
+    """A value with its hash worked out once."""
+    __slots__ = ("value", "hash")
+
+    def __init__(self, value):
+        self.value, self.hash = value, hash(value)
+
+    def __hash__(self):
+        return self.hash
+
+    def __eq__(self, other):
+        return isinstance(other, _Hashed) and self.hash == other.hash and self.value == other.value
 
 
 class _Pinned(tuple):
