@@ -9,15 +9,17 @@ from pathlib import Path
 import attrs
 import pytest
 import yaml
+from hypothesis import given, strategies as st
 
 from dra_cel_double import install
 
-install()
+install()   # before policylang.dra.structured imports policylang.dra.cel
 
+from policylang import cost  # noqa: E402
 from policylang.cluster import model  # noqa: E402
 from policylang.cluster.load import structure_object  # noqa: E402
-from policylang.dra import structured  # noqa: E402
-from policylang.dra.structured import AllocationError, DeviceID, Features, allocate  # noqa: E402
+from policylang.dra.structured import (AllocationError, DeviceID, FailedAllocationOnNode, Features,  # noqa: E402
+                                       Shortfall, allocate, node_matches, shortfalls, slice_index)
 
 FACTS = Path(__file__).parent / "conformance/dra/allocator.yaml"
 CASES = yaml.safe_load(FACTS.read_text())
@@ -122,13 +124,6 @@ def test_upstream_case(case):
 
 # ---- properties and the rest of the API ----------------------------------------------------
 
-import itertools  # noqa: E402
-
-from hypothesis import given, strategies as st  # noqa: E402
-
-from policylang import cost  # noqa: E402
-from policylang.dra.structured import (FailedAllocationOnNode, Shortfall, node_matches, shortfalls,  # noqa: E402
-                                       slice_index)
 
 DRIVERS = ("driver-a", "driver-b")
 

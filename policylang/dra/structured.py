@@ -24,8 +24,13 @@ decision reproducible. Within a pool, slices and devices keep their order, as up
 
 The search is bounded by policylang's cost budget (cost.charge, one step per search call and
 per device looked at), so a hostile claim cannot hang a cycle; CEL's own cost limit bounds a
-selector. A selector's verdict on a device is kept for the life of the slice index (CEL is
-pure), so 500 nodes with the same devices each evaluate a selector once per device.
+selector.
+
+What is pure is kept: a selector's verdict by what CEL sees of a device (500 nodes of the same
+GPUs evaluate it once per kind of GPU); whether a device passes a class and a request's
+selectors; the slices and pools of each node (SliceIndex, once per sequence of slices); and a
+node's whole outcome, for the next pod of a template asking the same of a node whose devices
+in use have not changed.
 """
 
 from __future__ import annotations
@@ -438,7 +443,6 @@ class _Allocation:
         self.matches: dict[tuple, dict[DeviceID, bool]] = {}    # by request key, then device
         self.allocating: dict[DeviceID, set[int]] = {}
         self.results: list[list[_DeviceResult]] = [[] for _ in claims]
-        self.invocations = 0
 
     # -- checking the claims before the search (Allocate's first loop) --
     def prepare(self) -> int:
@@ -572,7 +576,6 @@ class _Allocation:
 
     # -- the depth-first search (allocateOne) --
     def allocate_one(self, ci: int, ri: int, si: int, di: int, allocate_sub: bool) -> bool:
-        self.invocations += 1
         charge(1)
         if ci >= len(self.claims):
             return True
