@@ -4,6 +4,7 @@ upstream case it transcribes), and its properties."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import attrs
@@ -326,3 +327,54 @@ def test_a_class_selector_without_cel_is_an_error_not_a_crash():
     with pytest.raises(AllocationError, match=r"^class class-x: selector #0: CEL expression empty"):
         allocate(_node(), [_claim("claim-0", _request("req-0", cls="class-x"))], classes={"class-x": broken},
                  slices=[_slice("slice-1", "driver-a", ["device-1"])])
+
+
+@st.composite
+def constrained(draw):
+    """One slice of up to five devices of driver-a, each with numa 0 or 1 or none, and one
+    claim of up to two requests of class-a with a matchAttribute on numa over all of them, one
+    of them, or none."""
+    devices = []
+    for i in range(draw(st.integers(0, 5))):
+        numa = draw(st.sampled_from([0, 1, None]))
+        devices.append({"name": f"device-{i}", "attributes": {} if numa is None else {"numa": {"int": numa}}})
+    requests = [_request(f"req-{r}", count=draw(st.integers(1, 2))) for r in range(draw(st.integers(1, 2)))]
+    scope = draw(st.sampled_from(["all", "first", "none"]))
+    constraints = [] if scope == "none" else [
+        {"matchAttribute": "driver-a/numa", **({"requests": ["req-0"]} if scope == "first" else {})}]
+    return [_slice("slice-1", "driver-a", devices)], [_claim("claim-0", *requests, constraints=constraints)]
+
+
+def _numa(device: model.Device):
+    attr = device.attributes.get("numa")
+    return None if attr is None else attr.int_
+
+
+def _some_assignment(slices, claim) -> bool:
+    """Brute force: distinct devices for every request slot such that the constrained
+    requests' devices all have numa, and one value."""
+    devices = list(slices[0].spec.devices)
+    slots = [r.name for r in claim.spec.devices.requests for _ in range(r.exactly.count)]
+    constraint = claim.spec.devices.constraints[0] if claim.spec.devices.constraints else None
+    for chosen in itertools.permutations(devices, len(slots)):
+        if constraint is None:
+            return True
+        values = [_numa(d) for d, slot in zip(chosen, slots) if not constraint.requests or slot in constraint.requests]
+        if None not in values and len(set(values)) <= 1:
+            return True
+    return False
+
+
+@given(constrained())
+def test_the_search_finds_a_solution_whenever_one_exists(problem):
+    """The search is exhaustive: with a matchAttribute constraint it fails only when no
+    assignment of devices would keep it, and what it returns keeps it."""
+    slices, [claim] = problem
+    got = allocate(_node(), [claim], classes=CLASSES, slices=slices)
+    assert (got is not None) == _some_assignment(slices, claim)
+    if got is not None and claim.spec.devices.constraints:
+        constraint = claim.spec.devices.constraints[0]
+        by_name = {d.name: d for d in slices[0].spec.devices}
+        values = [_numa(by_name[r.device]) for r in got[0].devices.results
+                  if not constraint.requests or r.request in constraint.requests]
+        assert None not in values and len(set(values)) <= 1
