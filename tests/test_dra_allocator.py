@@ -378,3 +378,33 @@ def test_the_search_finds_a_solution_whenever_one_exists(problem):
         values = [_numa(by_name[r.device]) for r in got[0].devices.results
                   if not constraint.requests or r.request in constraint.requests]
         assert None not in values and len(set(values)) <= 1
+
+
+@st.composite
+def fleets(draw):
+    """Up to four nodes, each with a slice of up to three devices drawn from a few kinds (so
+    nodes often look alike), some of them in use, and a claim of one or two requests."""
+    kinds = [{}, {"numa": {"int": 0}}, {"numa": {"int": 1}}]
+    slices, devices = [], []
+    for n in range(draw(st.integers(1, 4))):
+        spec = [{"name": f"device-{i}", "attributes": draw(st.sampled_from(kinds))}
+                for i in range(draw(st.integers(0, 3)))]
+        slices.append(_slice(f"node-{n}-slice", draw(st.sampled_from(DRIVERS)), spec, node=f"node-{n}"))
+        devices += [DeviceID(slices[-1].spec.driver, slices[-1].spec.pool.name, d["name"]) for d in spec]
+    allocated = frozenset(d for d in devices if draw(st.integers(0, 3)) == 0)
+    constraints = draw(st.sampled_from([[], [{"matchAttribute": "driver-a/numa"}]]))
+    claim = _claim("claim-0", *[_request(f"req-{r}", draw(st.sampled_from(sorted(CLASSES))), draw(st.integers(1, 2)))
+                                for r in range(draw(st.integers(1, 2)))], constraints=constraints)
+    return [_node(f"node-{n}") for n in range(len(slices))], slices, allocated, claim
+
+
+@given(fleets())
+def test_nodes_that_look_alike_share_a_search_without_sharing_devices(fleet):
+    """A node whose pools look like an earlier node's gets that node's outcome by position:
+    the same as its own search would give, with its own devices and node selector."""
+    nodes, slices, allocated, claim = fleet
+    shared = slice_index(slices)
+    for node in nodes:
+        kept = allocate(node, [claim], classes=CLASSES, slices=shared, allocated=allocated)
+        alone = allocate(node, [claim], classes=CLASSES, slices=slice_index(list(slices)), allocated=allocated)
+        assert kept == alone

@@ -134,28 +134,41 @@ class SliceIndex:
                 self.for_all_nodes.append(pos)
             elif spec.node_selector is not None:
                 self.with_selector.append(pos)
-        self._pools: dict[str, tuple[model.Node, tuple[Pool, ...], tuple[DeviceID, ...]]] = {}
+        self._views: dict[str, _NodeView] = {}
         self.verdicts: dict[tuple[str, int, int], "bool | str"] = {}
         # (the class's and a request's selector expressions, slice position, device index) → bool
         self.selectable: dict[tuple, bool] = {}
+        self._kinds: dict[tuple, int] = {}      # what the search sees of a device → a number
+        self._slice_kinds: dict[int, tuple[int, ...]] = {}
+        self._shapes: dict[tuple, int] = {}     # what the search sees of a node's pools → a number
         self.outcomes: dict[tuple, tuple] = {}
 
-    def pools_for(self, node: model.Node) -> tuple[Pool, ...]:
-        return self._node_view(node)[1]
+    def pools_for(self, node: "model.Node | None") -> tuple[Pool, ...]:
+        return self.view(node).pools
 
-    def reachable(self, node: model.Node) -> tuple[DeviceID, ...]:
-        """The devices of the node's usable pools: all the search can look at."""
-        return self._node_view(node)[2]
-
-    def _node_view(self, node: "model.Node | None"):
+    def view(self, node: "model.Node | None") -> "_NodeView":
+        """The node's pools and the devices the search can look at, made once per node object."""
         name = node.metadata.name if node is not None else None
-        kept = self._pools.get(name)
-        if kept is None or kept[0] is not node:
-            pools = gather_pools(self, node)
-            reachable = tuple(d for p in pools if not (p.incomplete or p.invalid)
-                              for pos in p.slices for d in self.device_ids[pos])
-            kept = self._pools[name] = (node, pools, reachable)
+        kept = self._views.get(name)
+        if kept is None or kept.node is not node:
+            kept = self._views[name] = _NodeView(self, node, gather_pools(self, node))
         return kept
+
+    def shape(self, pools: tuple[Pool, ...]) -> int:
+        """A number for what the search sees of these pools: each pool's driver and state, and
+        of each device its kind (CEL's view of it, binding conditions and counters, or not)."""
+        key = tuple((p.driver, p.incomplete, p.invalid, tuple(self._kinds_of(pos) for pos in p.slices))
+                    for p in pools)
+        return self._shapes.setdefault(key, len(self._shapes))
+
+    def _kinds_of(self, pos: int) -> tuple[int, ...]:
+        found = self._slice_kinds.get(pos)
+        if found is None:
+            found = self._slice_kinds[pos] = tuple(
+                self._kinds.setdefault((_signature(d), bool(d.binding_conditions), bool(d.consumes_counters)),
+                                       len(self._kinds))
+                for d in self.slices[pos].spec.devices)
+        return found
 
     def verdict(self, expression: str, pos: int, index: int) -> "bool | str | cel.CompileError":
         """A selector's verdict on a device (True, False or the text of its runtime error), or
@@ -199,6 +212,20 @@ def _compiled(expression: str) -> "cel.Selector | cel.CompileError":
         return cel.compile_selector(expression)
     except cel.CompileError as err:
         return err
+
+
+class _NodeView:
+    """One node's side of the index: its pools, the devices of its usable pools in search
+    order (``reachable``, with where each is, ``places``), and the number of its shape."""
+
+    def __init__(self, index: SliceIndex, node, pools: tuple[Pool, ...]):
+        self.node = node
+        self.pools = pools
+        self.places = tuple((pos, di) for p in pools if not (p.incomplete or p.invalid)
+                            for pos in p.slices for di in range(len(index.device_ids[pos])))
+        self.reachable = tuple(index.device_ids[pos][di] for pos, di in self.places)
+        self.position = {d: i for i, d in enumerate(self.reachable)}
+        self.shape = index.shape(pools)
 
 
 class AllocationErrorText(str):
@@ -707,14 +734,7 @@ class _Allocation:
         return undo
 
     # -- the results (Allocate's last loop) --
-    def allocation(self, ci: int) -> model.AllocationResult:
-        claim = self.claims[ci]
-        results = tuple(_device_result(r.request_name(), r.id, r.admin_access, r.tolerations) for r in self.results[ci])
-        return model.AllocationResult(
-            devices=model.DeviceAllocationResult(results=results, config=self._config(ci)),
-            node_selector=self._node_selector(claim, self.results[ci]))
-
-    def _config(self, ci: int) -> tuple:
+    def config(self, ci: int) -> tuple:
         claim = self.claims[ci]
         config: list[model.DeviceAllocationConfiguration] = []
         ranges: dict[str, tuple[int, int]] = {}    # the class's configs, added once
@@ -754,27 +774,27 @@ class _Allocation:
                     config.append(entry)
         return tuple(config)
 
-    def _node_selector(self, claim, results: list[_DeviceResult]) -> Optional[model.NodeSelector]:
-        """createNodeSelector: the node of a node-local device, else the requirements of the
-        slices' node selectors in one term, else None (every node)."""
-        fields: list[model.NodeSelectorRequirement] = []
-        expressions: list[model.NodeSelectorRequirement] = []
-        for r in results:
-            spec = self.index.slices[r.pos].spec
-            if spec.node_name is not None:
-                return _local_node_selector(spec.node_name)
-            if spec.node_selector is not None:
-                terms = spec.node_selector.node_selector_terms
-                if len(terms) == 1:
-                    _add_new(terms[0].match_fields, fields)
-                    _add_new(terms[0].match_expressions, expressions)
-                elif len(terms) > 1:
-                    raise AllocationError(f"create NodeSelector for claim {claim.metadata.name}: "
-                                          f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
-        if fields or expressions:
-            return model.NodeSelector(node_selector_terms=(model.NodeSelectorTerm(
-                match_expressions=tuple(expressions), match_fields=tuple(fields)),))
-        return None
+def _node_selector(index: SliceIndex, claim, positions: Sequence[int]) -> Optional[model.NodeSelector]:
+    """createNodeSelector: the node of a node-local device, else the requirements of the
+    slices' node selectors in one term, else None (every node)."""
+    fields: list[model.NodeSelectorRequirement] = []
+    expressions: list[model.NodeSelectorRequirement] = []
+    for pos in positions:
+        spec = index.slices[pos].spec
+        if spec.node_name is not None:
+            return _local_node_selector(spec.node_name)
+        if spec.node_selector is not None:
+            terms = spec.node_selector.node_selector_terms
+            if len(terms) == 1:
+                _add_new(terms[0].match_fields, fields)
+                _add_new(terms[0].match_expressions, expressions)
+            elif len(terms) > 1:
+                raise AllocationError(f"create NodeSelector for claim {claim.metadata.name}: "
+                                      f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
+    if fields or expressions:
+        return model.NodeSelector(node_selector_terms=(model.NodeSelectorTerm(
+            match_expressions=tuple(expressions), match_fields=tuple(fields)),))
+    return None
 
 
 @functools.lru_cache(maxsize=65536)
@@ -847,35 +867,50 @@ def allocate(node: "model.Node | None", claims: Sequence[model.ResourceClaim], *
         _check_features(features)
     claims = tuple(claims)
     index = slice_index(slices)
-    memo = _outcome_key(index, node, claims, classes, allocated, features)
-    if memo is not None:
-        kept = index.outcomes.get(memo[0])
-        if kept is not None and kept[0] == memo[1]:
-            return kept[1]
-    outcome = _allocate(node, claims, classes, index, allocated, features)
-    if memo is not None:
-        if len(index.outcomes) >= _OUTCOMES_KEPT:
-            index.outcomes.clear()
-        index.outcomes[memo[0]] = (memo[1], outcome)
-    return outcome
+    view = index.view(node)
+    key, pinned = _outcome_key(view, claims, classes, allocated, features)
+    kept = index.outcomes.get(key)
+    if kept is not None and kept[0] == pinned:
+        return _materialize(kept[1], claims, view, index)
+    positional = _allocate(node, claims, classes, index, view, allocated, features)
+    if len(index.outcomes) >= _OUTCOMES_KEPT:
+        index.outcomes.clear()
+    index.outcomes[key] = (pinned, positional)
+    return _materialize(positional, claims, view, index)
 
 
 _OUTCOMES_KEPT = 100_000
 
 
-def _outcome_key(index: SliceIndex, node, claims, classes, allocated, features):
-    """What an allocation depends on, so that the next pod of a template, asking the same of a
-    node whose devices are as they were, gets the outcome without a search: the node, the
-    claims' specs (not their names: only errors name claims, and errors are not kept), the
-    classes they name, the devices of the node's pools in use, the features. The key, and the
-    objects it holds by identity (compared with ``is`` on a hit); None where a spec has a
-    value without a hash and no faithful stand-in."""
+def _outcome_key(view: _NodeView, claims, classes, allocated, features):
+    """What an allocation depends on, so that a node whose pools look the same to the search as
+    an earlier node's (the same kinds of devices in the same order, the same ones in use) gets
+    that node's outcome, by position, without a search: 500 nodes of the same GPUs search once
+    per pod and shape. It depends on the shape of the node's pools, the claims' specs (not
+    their names: only errors name claims, and errors are not kept), the classes they name, the
+    positions of the devices in use, the features. The key, and the classes it holds by
+    identity (compared with ``is`` on a hit)."""
     specs = [_spec_key(c) for c in claims]
     names = [r.exactly.device_class_name if r.exactly else None for c in claims for r in c.spec.devices.requests]
     names += [sub.device_class_name for c in claims for r in c.spec.devices.requests for sub in r.first_available]
     held = tuple(classes.get(n) for n in names)
-    used = frozenset(d for d in index.reachable(node) if d in allocated) if allocated else frozenset()
-    return (id(node), tuple(specs), tuple(map(id, held)), used, features), _Pinned((node, *held))
+    used = tuple(i for i, d in enumerate(view.reachable) if d in allocated) if allocated else ()
+    return (view.shape, tuple(specs), tuple(map(id, held)), used, features), _Pinned(held)
+
+
+def _materialize(positional, claims, view: _NodeView, index: SliceIndex):
+    """An outcome by position made this node's: its devices, and the node selector of its
+    slices."""
+    if positional is None:
+        return None
+    out = []
+    for claim, (devices, config) in zip(claims, positional):
+        results = tuple(_device_result(name, view.reachable[p], admin, tolerations)
+                        for name, p, admin, tolerations in devices)
+        selector = _node_selector(index, claim, [view.places[p][0] for _, p, _, _ in devices])
+        out.append(model.AllocationResult(devices=model.DeviceAllocationResult(results=results, config=config),
+                                          node_selector=selector))
+    return tuple(out)
 
 
 def _spec_key(claim: model.ResourceClaim):
@@ -913,7 +948,7 @@ class _Hashed:
 
 
 class _Pinned(tuple):
-    """Objects compared by identity: a kept outcome is only for the very same node and classes."""
+    """Objects compared by identity: a kept outcome is only for the very same classes."""
 
     def __eq__(self, other):
         return len(self) == len(other) and all(a is b for a, b in zip(self, other))
@@ -921,7 +956,9 @@ class _Pinned(tuple):
     __hash__ = tuple.__hash__
 
 
-def _allocate(node, claims, classes, index: SliceIndex, allocated, features):
+def _allocate(node, claims, classes, index: SliceIndex, view: _NodeView, allocated, features):
+    """Allocate's search; its outcome by position in the node's reachable devices: per claim,
+    the (request name, position, adminAccess, tolerations) of each device, and the config."""
     alloc = _Allocation(node, claims, classes, index, allocated, features)
     alloc.prepare()
     need = _depth_needed(claims)
@@ -941,7 +978,9 @@ def _allocate(node, claims, classes, index: SliceIndex, allocated, features):
         if any(p.invalid for p in alloc.pools):
             raise FailedAllocationOnNode("invalid resource pools were encountered")
         return None
-    return tuple(alloc.allocation(ci) for ci in range(len(claims)))
+    return tuple((tuple((r.request_name(), view.position[r.id], r.admin_access, r.tolerations)
+                        for r in alloc.results[ci]), alloc.config(ci))
+                 for ci in range(len(claims)))
 
 
 # ---- why not: for explain --------------------------------------------------------------
