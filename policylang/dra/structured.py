@@ -28,9 +28,10 @@ selector.
 
 What is pure is kept: a selector's verdict by what CEL sees of a device (500 nodes of the same
 GPUs evaluate it once per kind of GPU); whether a device passes a class and a request's
-selectors; the slices and pools of each node (SliceIndex, once per sequence of slices); and a
-node's whole outcome, for the next pod of a template asking the same of a node whose devices
-in use have not changed.
+selectors; the slices and pools of each node (SliceIndex, once per sequence of slices); and
+the outcome of a search by position, for every node whose pools look the same to the search
+(the same kinds of devices in the same order, the same positions in use): 500 nodes of the
+same GPUs search about once per pod and shape.
 """
 
 from __future__ import annotations
