@@ -263,7 +263,9 @@ def slice_index(slices: "Sequence[model.ResourceSlice] | SliceIndex") -> SliceIn
     if isinstance(slices, SliceIndex):
         return slices
     kept = _INDEXES.get(id(slices))
-    if kept is not None and kept[0] is slices:
+    # A list grown or shrunk in place since is indexed again (one changed in place, item for
+    # item, is not noticed: give a new sequence, or a new SliceIndex, when slices change).
+    if kept is not None and kept[0] is slices and len(kept[1].slices) == len(slices):
         return kept[1]
     index = SliceIndex(slices)
     if len(_INDEXES) >= 8:
