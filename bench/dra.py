@@ -100,14 +100,14 @@ def main() -> None:
         from dra_cel_double import install
         install()
         print("note: policylang/dra/cel.py is missing; CEL is the tests' stand-in (tests/dra_cel_double.py)")
+    from policylang.dra import cel
     from policylang.dra.structured import DeviceID, allocate
     from policylang.run.schedule import collector_paused
 
     nodes, slices, classes = cluster(args.nodes, args.gpus)
     # CEL's parser is built before the clock starts (policylang's cache holds it after the first
     # run): the first pod pays for the index and the selectors, not for Lark's tables.
-    import policylang.dra.cel
-    policylang.dra.cel.compile_selector("true")
+    cel.compile_selector("true")
 
     def run(pods: int, make_claim, place: bool) -> tuple[list, list]:
         """Each pod's claim asked of every node; with ``place``, the pod then takes the devices
