@@ -9,7 +9,7 @@ import sys
 
 from .. import load_plans
 from ..diagnostics import InputError
-from .common import byte_size, check_state_target, cluster_arguments, cluster_state, live
+from .common import byte_size, check_state_target, cluster_arguments, cluster_state, live, seconds
 
 
 def register(sub) -> None:
@@ -66,6 +66,9 @@ def register(sub) -> None:
     sv.add_argument("--reload-interval", type=float, default=2.0, metavar="SECONDS",
                     help="how often to look for a changed policy or dump (default 2; 0: never)")
     sv.add_argument("--executor", choices=("vector", "reference"), default="vector")
+    sv.add_argument("--request-timeout", type=seconds, default=4.0, metavar="SECONDS",
+                    help="the deadline on each request's policy work, after which it is answered with an error "
+                         "(default 4: under kube-scheduler's 5 s extender httpTimeout)")
     sv.set_defaults(run=cmd_serve)
 
 
@@ -150,6 +153,7 @@ def cmd_serve(args) -> int:
     options = Options(profile=args.profile, config=args.config, cluster=tuple(args.cluster or ()),
                       kubeconfig=args.kubeconfig, context=args.context or None, in_cluster=args.in_cluster,
                       executor=args.executor, max_request_bytes=args.max_request_size,
-                      decision_log=args.decision_log, reload_interval=args.reload_interval)
+                      decision_log=args.decision_log, reload_interval=args.reload_interval,
+                      request_timeout=args.request_timeout)
     return run(options, Listen(args.address, args.port, args.tls_cert, args.tls_key, args.client_ca))
 
