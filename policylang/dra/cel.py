@@ -26,9 +26,11 @@ such where it is used.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import OrderedDict
+from fractions import Fraction
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, Callable
@@ -38,7 +40,7 @@ import lark
 import re2
 
 from policylang import cache
-from policylang.cluster.quantity import Quantity, QuantityError, parse_quantity
+from policylang.cluster.quantity import Quantity, QuantityError, QuantityRangeError, parse_quantity
 
 # k8s.io/api/resource/v1/types.go
 CEL_SELECTOR_EXPRESSION_MAX_COST = 1_000_000
@@ -306,7 +308,7 @@ _MISSING = object()
 def _find(m: Mapping, key: Any) -> Any:
     """A map lookup with CEL's key equality (numeric keys match across int and uint)."""
     if isinstance(key, bool) or not isinstance(key, (int, float)):
-        return m.get(key, _MISSING) if not isinstance(m, _DefaultMap) else m.find(key)
+        return m.get(key, _MISSING)
     if isinstance(key, float):
         if not key.is_integer():
             return _MISSING
@@ -318,13 +320,16 @@ def _find(m: Mapping, key: Any) -> Any:
 
 
 class _DefaultMap(dict):
-    """upstream's newStringInterfaceMapWithDefault: an unknown domain is an empty map."""
-
-    def find(self, key: Any) -> Any:
-        return self.get(key, _EMPTY) if isinstance(key, str) else _MISSING
+    """upstream's newStringInterfaceMapWithDefault: looking up an unknown domain (``.x``, ``[k]``,
+    ``has()``) finds an empty map; ``in``, ``size()`` and iteration see only the real domains."""
 
 
 _EMPTY: dict = {}
+
+
+def _lookup(m: Mapping, key: Any) -> Any:
+    v = _find(m, key)
+    return _EMPTY if v is _MISSING and isinstance(m, _DefaultMap) else v
 
 
 @attrs.frozen
@@ -368,6 +373,7 @@ class Node:
     type: T
     fn: Fn
     const: Any = _MISSING      # a literal's value, for the regex validator
+    size: int | None = None    # the most elements a list or map can hold, where known
 
 
 # ---------------------------------------------------------------------------------------------
@@ -495,13 +501,38 @@ def _to_bool(v: Any) -> bool:
     raise EvalError(f"type conversion error from 'string' to 'bool'")
 
 
+# resource.ParseQuantity's first check (ErrFormatWrong); a text that passes it and still fails
+# has a bad number (ErrNumeric) or suffix (ErrSuffix).
+_QUANTITY_FORMAT = re.compile(r"[+-]?[0-9.]+[eEinumkKMGTP]*[-+]?[0-9]*")
+_QUANTITY_PARTS = re.compile(r"([+-]?)([0-9]+\.?[0-9]*|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]{1,4})?")
+_SUFFIXES = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+             "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": 1,
+             "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
+
+
 def _qty(text: str) -> Quantity:
-    try:
-        return parse_quantity(text) if text == text.strip() else parse_quantity("x")
-    except QuantityError:
-        # resource.ParseQuantity's ErrFormatWrong, the text cel-go returns as the error.
+    """``quantity(text)``: resource.ParseQuantity, with its error texts. A quantity beyond what a
+    cluster object may hold (int64 milli-units) is still a value here, as it is in Go."""
+    if not _QUANTITY_FORMAT.fullmatch(text):
         raise EvalError("quantities must match the regular expression "
-                        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'") from None
+                        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+    try:
+        return parse_quantity(text)
+    except QuantityRangeError:
+        pass
+    except QuantityError:
+        pass
+    m = _QUANTITY_PARTS.fullmatch(text)
+    if not m:
+        number = re.match(r"[+-]?[0-9.]+", text).group(0)
+        if number.count(".") > 1:
+            raise EvalError("unable to parse numeric part of quantity")
+        raise EvalError("unable to parse quantity's suffix")
+    sign, number, suffix = m.group(1), m.group(2), m.group(3) or ""
+    scale = _SUFFIXES[suffix] if suffix in _SUFFIXES else Fraction(10) ** int(suffix[1:])
+    amount = Fraction(number) * scale * 10**9
+    nanos = math.ceil(abs(amount))
+    return Quantity(nanos=-nanos if sign == "-" else nanos)
 
 
 def _is_qty(text: str) -> bool:
@@ -590,7 +621,6 @@ def _upper_ascii(s: str) -> str:
 
 
 def _quote(s: str) -> str:
-    import json
     return json.dumps(s, ensure_ascii=False)
 
 
@@ -608,6 +638,12 @@ def _find_all(s: str, pattern: str, n: int = -1) -> tuple:
 
 def _size(v: Any) -> int:
     return len(v)
+
+
+def _regex_cost(s: str, pattern: str, *_: Any) -> int:
+    # library/cost.go (find, findAll) and cel-go (matches): the string's traversal times the
+    # pattern's length at RegexStringLengthCostFactor (0.25).
+    return math.ceil((1 + len(s)) * 0.1) * math.ceil(len(pattern) * 0.25)
 
 
 def _per_byte(*args) -> int:
@@ -640,7 +676,7 @@ MEMBERS: dict[str, list[Overload]] = {
     "contains": [Overload((STRING, STRING), BOOL, lambda s, t: t in s, _per_byte)],
     "startsWith": [Overload((STRING, STRING), BOOL, lambda s, t: s.startswith(t), _per_byte)],
     "endsWith": [Overload((STRING, STRING), BOOL, lambda s, t: s.endswith(t), _per_byte)],
-    "matches": [Overload((STRING, STRING), BOOL, lambda s, p: _regex(p).search(s) is not None, _per_byte)],
+    "matches": [Overload((STRING, STRING), BOOL, lambda s, p: _regex(p).search(s) is not None, _regex_cost)],
     # ext.Strings(version 2)
     "charAt": [Overload((STRING, INT), STRING, _char_at, _per_byte)],
     "indexOf": [Overload((STRING, STRING), INT, _index_of, _per_byte),
@@ -660,9 +696,9 @@ MEMBERS: dict[str, list[Overload]] = {
              Overload((list_of(STRING), STRING), STRING, _join, _per_byte)],
     "quote": [Overload((STRING,), STRING, _quote, _per_byte)],
     # library.Regex
-    "find": [Overload((STRING, STRING), STRING, _find_regex, _per_byte)],
-    "findAll": [Overload((STRING, STRING), list_of(STRING), _find_all, _per_byte),
-                Overload((STRING, STRING, INT), list_of(STRING), _find_all, _per_byte)],
+    "find": [Overload((STRING, STRING), STRING, _find_regex, _regex_cost)],
+    "findAll": [Overload((STRING, STRING), list_of(STRING), _find_all, _regex_cost),
+                Overload((STRING, STRING, INT), list_of(STRING), _find_all, _regex_cost)],
     # library.Quantity
     "isGreaterThan": [Overload((QUANTITY, QUANTITY), BOOL, lambda a, b: _qty_cmp(a, b) == 1),
                       Overload((SEMVER, SEMVER), BOOL, lambda a, b: a.compare(b) == 1)],
@@ -738,24 +774,25 @@ def _pos(where: Any) -> tuple[int, int]:
     return 1, 1
 
 
+_WRAPPERS = frozenset({"expr", "conditionalor", "conditionaland", "relation", "addition",
+                       "multiplication", "member", "primary", "unary"})
+
+
 class _Compiler:
     def __init__(self) -> None:
         self.nodes = 0     # nodes compiled so far: a comprehension body's static cost
+        self.extra = 0     # the worst-case cost of comprehensions' iterations beyond one
 
     def fail(self, message: str, where: Any):
         raise _CheckError(message, where)
 
     def compile(self, tree: Any, scope: _Scope, depth: int = 0) -> Node:
+        while tree.data in _WRAPPERS and len(tree.children) == 1:
+            tree = tree.children[0]          # the grammar's precedence levels, not nodes
+        rule = tree.data
         if depth > MAX_NESTING:
             self.fail("expression nested too deeply", tree)
-        rule = tree.data
-        children = tree.children
         d = depth + 1
-        if rule in ("expr",) and len(children) == 1:
-            return self.compile(children[0], scope, d)
-        if rule in ("conditionalor", "conditionaland", "relation", "addition", "multiplication",
-                    "member", "primary", "unary") and len(children) == 1:
-            return self.compile(children[0], scope, d)
         self.nodes += 1
         method = getattr(self, "c_" + rule)
         return method(tree, scope, d)
@@ -921,7 +958,8 @@ class _Compiler:
         if t == DEVICE:
             if field not in DEVICE_FIELDS:
                 self.fail(f"undefined field '{field}'", where)
-            return Node(DEVICE_FIELDS[field], lambda r: getattr(f(r), field))
+            size = MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE if field != "driver" else None
+            return Node(DEVICE_FIELDS[field], lambda r: getattr(f(r), field), size=size)
         if t.name == "map":
             if not assignable(t.params[0], STRING):
                 self.fail(f"type '{t}' does not support field selection", where)
@@ -937,13 +975,13 @@ class _Compiler:
                 if field in DEVICE_FIELDS:
                     return getattr(m, field)
             elif isinstance(m, Mapping):
-                v = _find(m, field)
+                v = _lookup(m, field)
                 if v is not _MISSING:
                     return v
             else:
                 raise EvalError("no such overload")
             raise EvalError(f"no such key: {field}")
-        return Node(result, get)
+        return Node(result, get, size=target.size if result.name == "map" else None)
 
     def c_member_index(self, tree, scope, d) -> Node:
         target = self.compile(tree.children[0], scope, d)
@@ -966,7 +1004,7 @@ class _Compiler:
         def get(r):
             c, k = tf(r), xf(r)
             if isinstance(c, Mapping):
-                v = _find(c, k)
+                v = _lookup(c, k)
                 if v is _MISSING:
                     raise EvalError(f"no such key: {_to_string(k) if not isinstance(k, str) else k}")
                 return v
@@ -979,7 +1017,7 @@ class _Compiler:
                     raise EvalError(f"index '{k}' out of range in list size '{len(c)}'")
                 return c[k]
             raise EvalError("no such overload")
-        return Node(result, get)
+        return Node(result, get, size=target.size if result.name == "map" else None)
 
     def c_member_dot_arg(self, tree, scope, d) -> Node:
         target_tree, name_token = tree.children[0], tree.children[1]
@@ -1045,7 +1083,7 @@ class _Compiler:
         def make(r):
             r.charge(10 + _size_cost(n))
             return tuple(f(r) for f in fns)
-        return Node(list_of(elem), make)
+        return Node(list_of(elem), make, size=n)
 
     def c_map_lit(self, tree, scope, d) -> Node:
         parts = tree.children[0].children if tree.children else []
@@ -1074,7 +1112,7 @@ class _Compiler:
                     raise EvalError(f"Failed with repeated key: {_to_string(key)}")
                 out[key] = vf(r)
             return out
-        return Node(map_of(kt, vt), make)
+        return Node(map_of(kt, vt), make, size=len(fns))
 
     def c_member_object(self, tree, scope, d) -> Node:
         self.fail("message construction is not supported in device selectors", tree)
@@ -1152,7 +1190,7 @@ class _Compiler:
                 return field in DEVICE_FIELDS
             if not isinstance(m, Mapping):
                 raise EvalError("no such overload")
-            return _find(m, field) is not _MISSING
+            return _lookup(m, field) is not _MISSING
         return Node(BOOL, present)
 
     def bind(self, arg_trees, scope, d, where) -> Node:
@@ -1189,9 +1227,13 @@ class _Compiler:
             self.fail(f"expression of type '{t}' cannot be range of a comprehension "
                       f"(must be list, map, or dynamic)", target_tree)
         inner = scope.bind(var, elem)
-        before = self.nodes
+        before, extra_before = self.nodes, self.extra
         steps = [self.compile(a, inner, d) for a in arg_trees[1:]]
         body_cost = self.nodes - before + 1
+        # The worst case for validation: every element of the largest range the environment
+        # allows (a literal's length, a device's 32 attributes), each iteration at its worst.
+        elements = target.size if target.size is not None else CEL_SELECTOR_EXPRESSION_MAX_LENGTH
+        self.extra = extra_before + elements * (body_cost + self.extra - extra_before)
         for step, kind_ in zip(steps, ("filter" if len(steps) == 2 else name,) + ("map",)):
             if kind_ in ("all", "exists", "exists_one", "filter") and not assignable(BOOL, step.type):
                 self.fail(f"found no matching overload for '_&&_' applied to '(bool, {step.type})'", where)
@@ -1213,7 +1255,7 @@ class _Compiler:
                 return run(r, items, var, fns, body_cost)
             finally:
                 r.vars = saved
-        return Node(result, comprehension)
+        return Node(result, comprehension, size=target.size if result.name == "list" else None)
 
 
 _KEYWORD_LITERALS = {"true": (True, BOOL), "false": (False, BOOL), "null": (None, NULL)}
@@ -1485,6 +1527,7 @@ class Selector:
     expression: str
     _fn: Fn = attrs.field(repr=False, eq=False)
     _static_cost: int = attrs.field(repr=False, eq=False)
+    max_cost: int = attrs.field(default=0, eq=False)   # the worst-case estimate validation uses
     cost_limit: int = CEL_SELECTOR_EXPRESSION_MAX_COST
 
     def matches(self, device: Device) -> bool:
@@ -1527,7 +1570,7 @@ def _compile(expression: str) -> Selector:
             expression, "expression nested too deeply", 1, 1)) from None
     if node.type not in (BOOL, DYN):
         raise CompileError(f"must evaluate to bool or the unknown type, not {node.type}")
-    return Selector(expression, node.fn, compiler.nodes)
+    return Selector(expression, node.fn, compiler.nodes, compiler.nodes + compiler.extra)
 
 
 def _syntax_detail(expression: str, line: int, column: int) -> str:
@@ -1555,13 +1598,22 @@ def compile_selector(expression: str) -> Selector:
 
 def validate_selector(expression: str) -> str | None:
     """The API server's check of a CEL selector on a DeviceClass or a ResourceClaim
-    (pkg/apis/resource/validation: validateCELSelector): the error text, or None when valid."""
-    if len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
+    (pkg/apis/resource/validation: validateCELSelector): None when valid, else the field
+    error's text after its path (``Invalid value: "1": must evaluate to bool …``), to which
+    the caller prefixes the field path.
+
+    The "too complex" check compares a worst-case estimate with CELSelectorExpressionMaxCost
+    as upstream does; the estimate is this module's cost model at the environment's size
+    limits (a device's 32 attributes, a literal's length), not cel-go's estimator, so an
+    expression near the limit may be judged differently from the API server."""
+    if len(expression.encode()) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
         return f"Too long: may not be more than {CEL_SELECTOR_EXPRESSION_MAX_LENGTH} bytes"
     try:
-        compile_selector(expression)
+        selector = compile_selector(expression)
     except CompileError as err:
-        return str(err)
+        return f"Invalid value: {json.dumps(expression)}: {err}"
+    if selector.max_cost > CEL_SELECTOR_EXPRESSION_MAX_COST:
+        return "Forbidden: too complex, exceeds cost limit"
     return None
 
 
