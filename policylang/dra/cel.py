@@ -277,9 +277,15 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+_SCALARS = frozenset({str, int, bool, float, bytes})
+
+
 def equal(a: Any, b: Any) -> bool:
     """CEL's heterogeneous equality: values of different types are unequal, numbers compare by
     value across int, uint and double."""
+    ta = type(a)
+    if ta is type(b) and ta in _SCALARS:
+        return a == b
     if _is_number(a) and _is_number(b):
         return a == b
     ka, kb = kind(a), kind(b)
@@ -307,6 +313,8 @@ _MISSING = object()
 
 def _find(m: Mapping, key: Any) -> Any:
     """A map lookup with CEL's key equality (numeric keys match across int and uint)."""
+    if type(key) is str:
+        return m.get(key, _MISSING)
     if isinstance(key, bool) or not isinstance(key, (int, float)):
         return m.get(key, _MISSING)
     if isinstance(key, float):
@@ -971,6 +979,13 @@ class _Compiler:
 
         def get(r):
             m = f(r)
+            if type(m) is dict or type(m) is _DefaultMap:      # the common case, first
+                v = m.get(field, _MISSING)
+                if v is not _MISSING:
+                    return v
+                if type(m) is _DefaultMap:
+                    return _EMPTY
+                raise EvalError(f"no such key: {field}")
             if isinstance(m, _DeviceValue):
                 if field in DEVICE_FIELDS:
                     return getattr(m, field)
@@ -1003,6 +1018,13 @@ class _Compiler:
 
         def get(r):
             c, k = tf(r), xf(r)
+            if type(k) is str and (type(c) is dict or type(c) is _DefaultMap):
+                v = c.get(k, _MISSING)
+                if v is not _MISSING:
+                    return v
+                if type(c) is _DefaultMap:
+                    return _EMPTY
+                raise EvalError(f"no such key: {k}")
             if isinstance(c, Mapping):
                 v = _lookup(c, k)
                 if v is _MISSING:
@@ -1146,6 +1168,15 @@ class _Compiler:
             except EvalError as err:
                 self.fail(str(err), where)
         fns = [a.fn for a in args]
+        if args and all(a.const is not _MISSING for a in args) and len(candidates) == 1:
+            # Every library function is pure: with literal arguments (`quantity("40Gi")`) it is
+            # evaluated once, here. One that fails is left to fail at runtime, as upstream does.
+            try:
+                value = candidates[0].impl(*[a.const for a in args])
+            except EvalError:
+                pass
+            else:
+                return Node(result, lambda r: value, value)
         if len(candidates) == 1 and all(p == DYN or a == p for p, a in zip(candidates[0].params, types)):
             only = candidates[0]
             impl, cost = only.impl, only.cost
