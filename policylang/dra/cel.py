@@ -1168,7 +1168,8 @@ class _Compiler:
             except EvalError as err:
                 self.fail(str(err), where)
         fns = [a.fn for a in args]
-        if args and all(a.const is not _MISSING for a in args) and len(candidates) == 1:
+        if args and all(a.const is not _MISSING for a in args) and len(candidates) == 1 and all(
+                _matches_runtime(p, a.const) for p, a in zip(candidates[0].params, args)):
             # Every library function is pure: with literal arguments (`quantity("40Gi")`) it is
             # evaluated once, here. One that fails is left to fail at runtime, as upstream does.
             try:
