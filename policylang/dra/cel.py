@@ -26,9 +26,11 @@ such where it is used.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
+import sys
 from collections import OrderedDict
 from fractions import Fraction
 from collections.abc import Mapping
@@ -89,13 +91,27 @@ class T:
     params: tuple["T", ...] = ()
 
     def __str__(self) -> str:
+        """As cel-go's checker names types in its errors (FormatCELType)."""
+        name = _CHECKER_NAMES.get(self.name, self.name)
         if self.params:
-            return f"{self.name}({', '.join(map(str, self.params))})"
+            return f"{name}({', '.join(map(str, self.params))})"
+        return name
+
+    def output(self) -> str:
+        """As cel-go's Type.String() names it (the result-type message)."""
+        if self.params:
+            return f"{self.name}({', '.join(p.output() for p in self.params)})"
         return self.name
+
+
+_CHECKER_NAMES = {"google.protobuf.Any": "any", "null_type": "null"}
 
 
 BOOL, INT, UINT, DOUBLE, STRING, BYTES = T("bool"), T("int"), T("uint"), T("double"), T("string"), T("bytes")
 NULL, DYN, TYPE = T("null_type"), T("dyn"), T("type")
+# An attribute's value: apiservercel.AnyType, which cel-go names google.protobuf.Any. It checks like
+# dyn, but unlike dyn it is accepted as a selector's result ("bool or the unknown type").
+ANY = T("google.protobuf.Any")
 QUANTITY, SEMVER, DEVICE = T("kubernetes.Quantity"), T("kubernetes.Semver"), T("kubernetes.DRADevice")
 
 
@@ -107,27 +123,39 @@ def map_of(key: T, value: T) -> T:
     return T("map", (key, value))
 
 
-ATTRIBUTES = map_of(STRING, map_of(STRING, DYN))
+ATTRIBUTES = map_of(STRING, map_of(STRING, ANY))
 CAPACITY = map_of(STRING, map_of(STRING, QUANTITY))
-DEVICE_FIELDS = {"driver": STRING, "attributes": ATTRIBUTES, "capacity": CAPACITY}
+# The device's fields. allowMultipleAllocations comes with the DRAConsumableCapacity gate (off by
+# default in v1.35), yet it is declared in the stored-expressions environment the scheduler
+# compiles in (environment.StoredExpressions keeps every versioned declaration), where a device
+# without the gate reads false; the API server, checking a new expression, refuses it.
+DEVICE_FIELDS = {"driver": STRING, "attributes": ATTRIBUTES, "capacity": CAPACITY, "allowMultipleAllocations": BOOL}
+NEW_EXPRESSION_FIELDS = frozenset({"driver", "attributes", "capacity"})
 NUMERIC = (INT, UINT, DOUBLE)
 
 
 def assignable(param: T, arg: T) -> bool:
     """Whether a value of static type ``arg`` may be passed where ``param`` is declared."""
-    if param == DYN or arg == DYN:
+    if is_dyn(param) or is_dyn(arg):
         return True
+    if arg == NULL and param in (QUANTITY, SEMVER, DEVICE):
+        return True      # null is assignable to object types, as in cel-go (it fails at runtime)
     if param.name != arg.name or len(param.params) != len(arg.params):
         return False
     return all(assignable(p, a) for p, a in zip(param.params, arg.params))
 
 
+def is_dyn(t: T) -> bool:
+    return t == DYN or t == ANY
+
+
 def join(a: T, b: T) -> T | None:
-    """The common type of two list elements or map entries (homogeneous aggregate literals)."""
-    if a == DYN:
-        return b
-    if b == DYN or a == b:
+    """cel-go's joinTypes: the more general of two assignable types (a ternary's branches, a
+    list's elements), None when they are not assignable (HomogeneousAggregateLiterals)."""
+    if a == b:
         return a
+    if is_dyn(a) or is_dyn(b):
+        return DYN if DYN in (a, b) else ANY
     if a.name == b.name and len(a.params) == len(b.params):
         params = [join(x, y) for x, y in zip(a.params, b.params)]
         if None not in params:
@@ -290,6 +318,10 @@ def equal(a: Any, b: Any) -> bool:
         return a == b
     ka, kb = kind(a), kind(b)
     if ka != kb:
+        if ka in (QUANTITY, SEMVER):
+            # apiservercel's Quantity and Semver answer another type with "no such overload"
+            # (a built-in value on the left answers false, as CEL's heterogeneous equality does).
+            raise EvalError("no such overload")
         return False
     if isinstance(a, tuple):
         return len(a) == len(b) and all(equal(x, y) for x, y in zip(a, b))
@@ -300,12 +332,12 @@ def equal(a: Any, b: Any) -> bool:
     return a == b
 
 
-def compare(a: Any, b: Any) -> int:
+def compare(a: Any, b: Any, op: str = "_<_") -> int:
     if _is_number(a) and _is_number(b) or kind(a) == kind(b) and isinstance(a, (bool, str, bytes)):
         if isinstance(a, float) and math.isnan(a) or isinstance(b, float) and math.isnan(b):
-            raise EvalError("NaN values cannot be ordered")
+            return 2       # NaN is not ordered: every comparison with it is false
         return (a > b) - (a < b)
-    raise EvalError("no such overload")
+    raise EvalError(f"no such overload: {op}")
 
 
 _MISSING = object()
@@ -345,6 +377,7 @@ class _DeviceValue:
     driver: str
     attributes: _DefaultMap
     capacity: _DefaultMap
+    allowMultipleAllocations: bool = False
 
 
 def _type_name(v: Any) -> str:
@@ -366,6 +399,17 @@ class _Run:
         self.cost += amount
         if self.cost > self.limit:
             raise EvalError("operation cancelled: actual cost limit exceeded")
+
+
+_UNSIZED = frozenset({int, bool, float, Uint, type(None)})
+
+
+def _compare_cost(a: Any, b: Any) -> int:
+    """cel-go's cost of ==, != and the orderings: a tenth of the shorter operand's size."""
+    try:
+        return _size_cost(min(len(a), len(b)))
+    except TypeError:
+        return 0
 
 
 def _size_cost(n: int) -> int:
@@ -654,8 +698,23 @@ def _regex_cost(s: str, pattern: str, *_: Any) -> int:
     return math.ceil((1 + len(s)) * 0.1) * math.ceil(len(pattern) * 0.25)
 
 
-def _per_byte(*args) -> int:
-    return _size_cost(sum(len(a) for a in args if isinstance(a, (str, bytes, tuple))))
+# cel-go's runtime costs of calls (interpreter/runtimecost.go costCall) and Kubernetes' (library/
+# cost.go CallCost), each charged on top of the call's own node, so that ours is never less.
+def _traverse(s: Any, *_: Any) -> int:
+    return _size_cost(len(s))
+
+
+def _traverse_twice(s: str, *_: Any) -> int:
+    return math.ceil(len(s) * 0.2)
+
+
+def _contains_cost(s: str, t: str) -> int:
+    return _size_cost(len(s)) * _size_cost(len(t))
+
+
+def _join_cost(items: tuple, sep: str = "") -> int:
+    size = sum(len(i) for i in items if isinstance(i, str)) + len(sep) * max(len(items) - 1, 0)
+    return math.ceil(size * 0.2)
 
 
 A = DYN     # a type parameter: checked as dyn (the operand types are then compared at runtime)
@@ -668,41 +727,42 @@ GLOBALS: dict[str, list[Overload]] = {
     "int": [Overload((t,), INT, _to_int) for t in (INT, UINT, DOUBLE, STRING)],
     "uint": [Overload((t,), UINT, _to_uint) for t in (UINT, INT, DOUBLE, STRING)],
     "double": [Overload((t,), DOUBLE, _to_double) for t in (DOUBLE, INT, UINT, STRING)],
-    "string": [Overload((t,), STRING, _to_string, _per_byte) for t in (STRING, INT, UINT, DOUBLE, BOOL, BYTES)],
-    "bytes": [Overload((BYTES,), BYTES, lambda b: b), Overload((STRING,), BYTES, lambda s: s.encode(), _per_byte)],
+    "string": [Overload((t,), STRING, _to_string, _traverse if t == BYTES else None)
+               for t in (STRING, INT, UINT, DOUBLE, BOOL, BYTES)],
+    "bytes": [Overload((BYTES,), BYTES, lambda b: b), Overload((STRING,), BYTES, lambda s: s.encode(), _traverse)],
     "bool": [Overload((BOOL,), BOOL, _to_bool), Overload((STRING,), BOOL, _to_bool)],
     "dyn": [Overload((DYN,), DYN, lambda v: v)],
-    "quantity": [Overload((STRING,), QUANTITY, _qty)],
-    "isQuantity": [Overload((STRING,), BOOL, _is_qty)],
-    "semver": [Overload((STRING,), SEMVER, _semver), Overload((STRING, BOOL), SEMVER, _semver)],
-    "isSemver": [Overload((STRING,), BOOL, _is_semver), Overload((STRING, BOOL), BOOL, _is_semver)],
+    "quantity": [Overload((STRING,), QUANTITY, _qty, _traverse)],
+    "isQuantity": [Overload((STRING,), BOOL, _is_qty, _traverse)],
+    "semver": [Overload((STRING,), SEMVER, _semver, _traverse), Overload((STRING, BOOL), SEMVER, _semver, _traverse)],
+    "isSemver": [Overload((STRING,), BOOL, _is_semver, _traverse), Overload((STRING, BOOL), BOOL, _is_semver, _traverse)],
 }
 
 MEMBERS: dict[str, list[Overload]] = {
     "size": [Overload((STRING,), INT, len), Overload((BYTES,), INT, len),
              Overload((LIST,), INT, len), Overload((MAP,), INT, len)],
-    "contains": [Overload((STRING, STRING), BOOL, lambda s, t: t in s, _per_byte)],
-    "startsWith": [Overload((STRING, STRING), BOOL, lambda s, t: s.startswith(t), _per_byte)],
-    "endsWith": [Overload((STRING, STRING), BOOL, lambda s, t: s.endswith(t), _per_byte)],
+    "contains": [Overload((STRING, STRING), BOOL, lambda s, t: t in s, _contains_cost)],
+    "startsWith": [Overload((STRING, STRING), BOOL, lambda s, t: s.startswith(t), _traverse)],
+    "endsWith": [Overload((STRING, STRING), BOOL, lambda s, t: s.endswith(t), _traverse)],
     "matches": [Overload((STRING, STRING), BOOL, lambda s, p: _regex(p).search(s) is not None, _regex_cost)],
     # ext.Strings(version 2)
-    "charAt": [Overload((STRING, INT), STRING, _char_at, _per_byte)],
-    "indexOf": [Overload((STRING, STRING), INT, _index_of, _per_byte),
-                Overload((STRING, STRING, INT), INT, _index_of, _per_byte)],
-    "lastIndexOf": [Overload((STRING, STRING), INT, lambda s, t: s.rfind(t), _per_byte),
-                    Overload((STRING, STRING, INT), INT, lambda s, t, i: _index_of(s, t, i, last=True), _per_byte)],
-    "lowerAscii": [Overload((STRING,), STRING, _lower_ascii, _per_byte)],
-    "upperAscii": [Overload((STRING,), STRING, _upper_ascii, _per_byte)],
-    "replace": [Overload((STRING, STRING, STRING), STRING, _replace, _per_byte),
-                Overload((STRING, STRING, STRING, INT), STRING, _replace, _per_byte)],
-    "split": [Overload((STRING, STRING), list_of(STRING), _split, _per_byte),
-              Overload((STRING, STRING, INT), list_of(STRING), _split, _per_byte)],
-    "substring": [Overload((STRING, INT), STRING, _substring, _per_byte),
-                  Overload((STRING, INT, INT), STRING, _substring, _per_byte)],
-    "trim": [Overload((STRING,), STRING, lambda s: s.strip(" \t\n\r\v\f\u0085\u00a0"), _per_byte)],
-    "join": [Overload((list_of(STRING),), STRING, _join, _per_byte),
-             Overload((list_of(STRING), STRING), STRING, _join, _per_byte)],
-    "quote": [Overload((STRING,), STRING, _quote, _per_byte)],
+    "charAt": [Overload((STRING, INT), STRING, _char_at)],
+    "indexOf": [Overload((STRING, STRING), INT, _index_of, _traverse),
+                Overload((STRING, STRING, INT), INT, _index_of, _traverse)],
+    "lastIndexOf": [Overload((STRING, STRING), INT, lambda s, t: s.rfind(t), _traverse),
+                    Overload((STRING, STRING, INT), INT, lambda s, t, i: _index_of(s, t, i, last=True), _traverse)],
+    "lowerAscii": [Overload((STRING,), STRING, _lower_ascii, _traverse)],
+    "upperAscii": [Overload((STRING,), STRING, _upper_ascii, _traverse)],
+    "replace": [Overload((STRING, STRING, STRING), STRING, _replace, _traverse_twice),
+                Overload((STRING, STRING, STRING, INT), STRING, _replace, _traverse_twice)],
+    "split": [Overload((STRING, STRING), list_of(STRING), _split, _traverse_twice),
+              Overload((STRING, STRING, INT), list_of(STRING), _split, _traverse_twice)],
+    "substring": [Overload((STRING, INT), STRING, _substring, _traverse),
+                  Overload((STRING, INT, INT), STRING, _substring, _traverse)],
+    "trim": [Overload((STRING,), STRING, lambda s: s.strip(" \t\n\r\v\f\u0085\u00a0"), _traverse)],
+    "join": [Overload((list_of(STRING),), STRING, _join, _join_cost),
+             Overload((list_of(STRING), STRING), STRING, _join, _join_cost)],
+    "quote": [Overload((STRING,), STRING, _quote, _traverse)],
     # library.Regex
     "find": [Overload((STRING, STRING), STRING, _find_regex, _regex_cost)],
     "findAll": [Overload((STRING, STRING), list_of(STRING), _find_all, _regex_cost),
@@ -758,12 +818,33 @@ def _matches_runtime(param: T, v: Any) -> bool:
 @attrs.frozen
 class _Scope:
     names: Mapping[str, T]
+    lazy: frozenset = frozenset()      # names bound by cel.bind, evaluated on first use
 
-    def bind(self, name: str, t: T) -> "_Scope":
-        return _Scope({**self.names, name: t})
+    def bind(self, name: str, t: T, lazy: bool = False) -> "_Scope":
+        return _Scope({**self.names, name: t}, (self.lazy | {name}) if lazy else (self.lazy - {name}))
 
 
 _ROOT = _Scope({"device": DEVICE})
+
+
+class _Lazy:
+    """A cel.bind variable: cel-go evaluates the bound expression only when (and the first time)
+    the body reads it, in the variables of the bind's own scope."""
+
+    __slots__ = ("fn", "scope", "value")
+
+    def __init__(self, fn: Fn, scope: dict):
+        self.fn, self.scope, self.value = fn, scope, _MISSING
+
+    def get(self, r: "_Run") -> Any:
+        if self.value is _MISSING:
+            inner = r.vars
+            r.vars = self.scope
+            try:
+                self.value = self.fn(r)
+            finally:
+                r.vars = inner
+        return self.value
 
 
 class _CheckError(Exception):
@@ -774,6 +855,8 @@ class _CheckError(Exception):
 
 
 def _pos(where: Any) -> tuple[int, int]:
+    if where is None:
+        return -1, 0
     if isinstance(where, lark.Token):
         return where.line or 1, where.column or 1
     meta = getattr(where, "meta", None)
@@ -784,34 +867,49 @@ def _pos(where: Any) -> tuple[int, int]:
 
 _WRAPPERS = frozenset({"expr", "conditionalor", "conditionaland", "relation", "addition",
                        "multiplication", "member", "primary", "unary"})
+_UNCOUNTED = frozenset({"paren_expr", "list_lit", "map_lit", "conditionalor", "conditionaland", "literal",
+                        "ident", "expr", "unary"})
 
 
 class _Compiler:
-    def __init__(self) -> None:
+    def __init__(self, fields: "frozenset[str] | dict" = DEVICE_FIELDS) -> None:
+        self.fields = fields   # the device fields this environment declares
+        self.deepest = 0       # the deepest nesting compiled: evaluation recurses as deep
         self.nodes = 0     # nodes compiled so far: a comprehension body's static cost
         self.extra = 0     # the worst-case cost of comprehensions' iterations beyond one
 
     def fail(self, message: str, where: Any):
         raise _CheckError(message, where)
 
-    def compile(self, tree: Any, scope: _Scope, depth: int = 0) -> Node:
+    def compile(self, tree: Any, scope: _Scope, depth: tuple[int, int] = (0, 0)) -> Node:
+        # Nesting, bounded as cel-go's parser bounds it (measured against it): at most 250
+        # nested expressions (parentheses, arguments, elements) and 250 operators or calls
+        # inside one another; && and || chains are flattened (cel-go balances them), and `!`
+        # and unary `-` are not counted.
+        exprs, ops = depth
+        if tree.data == "expr":
+            exprs += 1
         while tree.data in _WRAPPERS and len(tree.children) == 1:
             tree = tree.children[0]          # the grammar's precedence levels, not nodes
         rule = tree.data
-        if depth > MAX_NESTING:
-            self.fail("expression nested too deeply", tree)
-        d = depth + 1
+        if rule not in _UNCOUNTED:
+            ops += 1
+        if exprs > MAX_NESTING:
+            self.fail(f"expression recursion limit exceeded: {MAX_NESTING}", None)
+        if ops > MAX_NESTING:
+            self.fail("max recursion depth exceeded", None)
+        depth = (exprs, ops)
+        self.deepest = max(self.deepest, exprs + ops)
         self.nodes += 1
         method = getattr(self, "c_" + rule)
-        return method(tree, scope, d)
+        return method(tree, scope, depth)
 
     # -- logic
     def c_expr(self, tree, scope, d) -> Node:
         cond, yes, no = (self.compile(c, scope, d) for c in tree.children)
-        self.expect(cond, BOOL, tree.children[0], "_?_:_")
         rt = join(yes.type, no.type)
-        if rt is None:
-            self.fail(f"found no matching overload for '_?_:_' applied to '(bool, {yes.type}, {no.type})'", tree)
+        if rt is None or not assignable(BOOL, cond.type):
+            self.fail(f"found no matching overload for '_?_:_' applied to '({cond.type}, {yes.type}, {no.type})'", tree)
         cf, yf, nf = cond.fn, yes.fn, no.fn
 
         def ternary(r):
@@ -823,44 +921,44 @@ class _Compiler:
             raise EvalError("no such overload")
         return Node(rt, ternary)
 
-    def expect(self, node: Node, t: T, where, op: str) -> None:
-        if not assignable(t, node.type):
-            self.fail(f"found no matching overload for '{op}' applied to '({node.type})'", where)
-
-    def _logic(self, tree, scope, d, op: str, absorbing: bool) -> Node:
-        left, right = self.compile(tree.children[0], scope, d), self.compile(tree.children[1], scope, d)
-        for side in (left, right):
-            if not assignable(BOOL, side.type):
-                self.fail(f"found no matching overload for '{op}' applied to '({left.type}, {right.type})'", tree)
-        lf, rf = left.fn, right.fn
+    def _logic(self, tree, scope, d, absorbing: bool) -> Node:
+        # A chain `a || b || c` is one n-ary node (left-recursive in the grammar): compiled and
+        # run without recursion, with CEL's commutative rule that an error in one term is
+        # absorbed when another term decides the result.
+        rule, terms = tree.data, []
+        while tree.data == rule and len(tree.children) == 2:
+            terms.append(tree.children[1])
+            tree = tree.children[0]
+        terms.append(tree)
+        terms.reverse()
+        nodes = [self.compile(t, scope, d) for t in terms]
+        for node, term in zip(nodes, terms):
+            if not assignable(BOOL, node.type):
+                self.fail(f"expected type 'bool' but found '{node.type}'", term)
+        fns = [n.fn for n in nodes]
 
         def logic(r):
-            # CEL's commutative && and ||: an error on one side is absorbed when the other side
-            # decides the result.
-            try:
-                a = lf(r)
-            except EvalError as err:
-                if rf(r) is absorbing:
+            error = None
+            for f in fns:
+                try:
+                    v = f(r)
+                except EvalError as err:
+                    error = error or err
+                    continue
+                if v is absorbing:
                     return absorbing
-                raise err
-            if a is absorbing:
-                return absorbing
-            if not isinstance(a, bool):
-                b = rf(r)
-                if b is absorbing:
-                    return absorbing
-                raise EvalError("no such overload")
-            b = rf(r)
-            if not isinstance(b, bool):
-                raise EvalError("no such overload")
-            return b
+                if not isinstance(v, bool):
+                    error = error or EvalError("no such overload")
+            if error is not None:
+                raise error
+            return not absorbing
         return Node(BOOL, logic)
 
     def c_conditionalor(self, tree, scope, d) -> Node:
-        return self._logic(tree, scope, d, "_||_", True)
+        return self._logic(tree, scope, d, True)
 
     def c_conditionaland(self, tree, scope, d) -> Node:
-        return self._logic(tree, scope, d, "_&&_", False)
+        return self._logic(tree, scope, d, False)
 
     # -- operators
     def c_relation(self, tree, scope, d) -> Node:
@@ -872,14 +970,14 @@ class _Compiler:
         lf, rf = left.fn, right.fn
         if op == "relation_in":
             name = "@in"
-            if rt != DYN and rt.name not in ("list", "map") or (
+            if not is_dyn(rt) and rt.name not in ("list", "map") or (
                     rt.name in ("list", "map") and not assignable(rt.params[0], lt)):
                 self.fail(f"found no matching overload for '{name}' applied to '({lt}, {rt})'", tree)
 
             def contains(r):
                 item, container = lf(r), rf(r)
                 if isinstance(container, tuple):
-                    r.charge(_size_cost(len(container)))
+                    r.charge(len(container))
                     return any(equal(item, x) for x in container)
                 if isinstance(container, Mapping):
                     return _find(container, item) is not _MISSING
@@ -891,16 +989,28 @@ class _Compiler:
         if symbol in ("==", "!="):
             if join(lt, rt) is None:
                 self.fail(f"found no matching overload for '{name}' applied to '({lt}, {rt})'", tree)
-            if symbol == "==":
-                return Node(BOOL, lambda r: equal(lf(r), rf(r)))
-            return Node(BOOL, lambda r: not equal(lf(r), rf(r)))
-        orderable = (BOOL, STRING, BYTES, INT, UINT, DOUBLE)
-        ok = (lt == DYN or lt in orderable) and (rt == DYN or rt in orderable) and (
-            lt == DYN or rt == DYN or lt == rt or lt in NUMERIC and rt in NUMERIC)
+            negate = symbol == "!="
+
+            def eq(r):
+                a, b = lf(r), rf(r)
+                if type(a) not in _UNSIZED and type(b) not in _UNSIZED:
+                    r.charge(_compare_cost(a, b))
+                return equal(a, b) is not negate
+            return Node(BOOL, eq)
+        orderable = (BOOL, STRING, BYTES, INT, UINT, DOUBLE, NULL)
+        ok = (is_dyn(lt) or lt in orderable) and (is_dyn(rt) or rt in orderable) and (
+            is_dyn(lt) or is_dyn(rt) or lt == rt or lt in NUMERIC and rt in NUMERIC)
         if not ok:
             self.fail(f"found no matching overload for '{name}' applied to '({lt}, {rt})'", tree)
-        test = {"<": lambda c: c < 0, "<=": lambda c: c <= 0, ">": lambda c: c > 0, ">=": lambda c: c >= 0}[symbol]
-        return Node(BOOL, lambda r: test(compare(lf(r), rf(r))))
+        test = {"<": lambda c: c == -1, "<=": lambda c: c in (-1, 0), ">": lambda c: c == 1,
+                ">=": lambda c: c in (0, 1)}[symbol]
+
+        def order(r):
+            a, b = lf(r), rf(r)
+            if type(a) not in _UNSIZED and type(b) not in _UNSIZED:
+                r.charge(_compare_cost(a, b))
+            return test(compare(a, b, name))
+        return Node(BOOL, order)
 
     def c_addition(self, tree, scope, d) -> Node:
         return self._arith(tree, scope, d, {"addition_add": "+", "addition_sub": "-"})
@@ -919,7 +1029,9 @@ class _Compiler:
         if symbol == "%":
             allowed = [INT, UINT]
         static = join(lt, rt)
-        if static is None or static != DYN and not any(static.name == a.name for a in allowed):
+        if static is not None and is_dyn(static):
+            static = lt if not is_dyn(lt) else rt if not is_dyn(rt) else DYN
+        if static is None or not is_dyn(static) and not any(static.name == a.name for a in allowed):
             self.fail(f"found no matching overload for '_{symbol}_' applied to '({lt}, {rt})'", tree)
         lf, rf = left.fn, right.fn
         impl = _ARITH[symbol]
@@ -927,6 +1039,18 @@ class _Compiler:
 
     def c_unary(self, tree, scope, d) -> Node:
         op, operand_tree = tree.children
+        # cel-go's parser drops an even run of `!` or `-` (`!!x` is `x`, unchecked as bool).
+        count, inner = 1, operand_tree
+        while True:
+            inner = _unwrap_to(inner, "unary")
+            if inner is None or len(inner.children) != 2 or inner.children[0].data != op.data:
+                break
+            count, inner = count + 1, inner.children[1]
+        if count % 2 == 0:
+            self.nodes -= 1
+            return self.compile(inner, scope, d)
+        if count > 1:
+            operand_tree = inner
         operand = self.compile(operand_tree, scope, d)
         f = operand.fn
         if op.data == "unary_not":
@@ -939,8 +1063,9 @@ class _Compiler:
                     raise EvalError("no such overload")
                 return not v
             return Node(BOOL, negate)
-        if operand.type not in (INT, DOUBLE, DYN):
+        if operand.type not in (INT, DOUBLE, DYN, ANY):
             self.fail(f"found no matching overload for '-_' applied to '({operand.type})'", tree)
+        result = DYN if is_dyn(operand.type) else operand.type
 
         def minus(r):
             v = f(r)
@@ -949,8 +1074,8 @@ class _Compiler:
             return -v if isinstance(v, float) else _int_result(-v)
         if operand.const is not _MISSING:
             value = minus(None)
-            return Node(operand.type, lambda r: value, value)
-        return Node(operand.type, minus)
+            return Node(result, lambda r: value, value)
+        return Node(result, minus)
 
     # -- member access and calls
     def c_member_dot(self, tree, scope, d) -> Node:
@@ -964,15 +1089,15 @@ class _Compiler:
     def select(self, target: Node, field: str, where) -> Node:
         t, f = target.type, target.fn
         if t == DEVICE:
-            if field not in DEVICE_FIELDS:
+            if field not in self.fields:
                 self.fail(f"undefined field '{field}'", where)
-            size = MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE if field != "driver" else None
+            size = MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE if field in ("attributes", "capacity") else None
             return Node(DEVICE_FIELDS[field], lambda r: getattr(f(r), field), size=size)
         if t.name == "map":
             if not assignable(t.params[0], STRING):
                 self.fail(f"type '{t}' does not support field selection", where)
             result = t.params[1]
-        elif t == DYN:
+        elif is_dyn(t):
             result = DYN
         else:
             self.fail(f"type '{t}' does not support field selection", where)
@@ -1007,10 +1132,10 @@ class _Compiler:
                 self.fail(f"found no matching overload for '_[_]' applied to '({t}, {it})'", tree)
             result = t.params[1]
         elif t.name == "list":
-            if it not in (INT, UINT, DOUBLE, DYN):
+            if it not in (INT, UINT, DOUBLE, DYN, ANY):
                 self.fail(f"found no matching overload for '_[_]' applied to '({t}, {it})'", tree)
             result = t.params[0]
-        elif t == DYN:
+        elif is_dyn(t):
             result = DYN
         else:
             self.fail(f"found no matching overload for '_[_]' applied to '({t}, {it})'", tree)
@@ -1066,6 +1191,8 @@ class _Compiler:
         if name not in scope.names:
             self.fail(f"undeclared reference to '{name}' (in container '')", token)
         t = scope.names[name]
+        if name in scope.lazy:
+            return Node(t, lambda r: r.vars[name].get(r))
         return Node(t, lambda r: r.vars[name])
 
     def c_dot_ident(self, tree, scope, d) -> Node:
@@ -1093,12 +1220,13 @@ class _Compiler:
 
     def c_list_lit(self, tree, scope, d) -> Node:
         items = [self.compile(c, scope, d) for c in (tree.children[0].children if tree.children else [])]
-        elem = DYN
+        elem = None
         for item in items:
-            joined = join(elem, item.type)
+            joined = item.type if elem is None else join(elem, item.type)
             if joined is None:
                 self.fail(f"expected type '{elem}' but found '{item.type}'", tree)
             elem = joined
+        elem = elem or DYN
         fns = [i.fn for i in items]
         n = len(fns)
 
@@ -1111,11 +1239,12 @@ class _Compiler:
         parts = tree.children[0].children if tree.children else []
         entries = [(self.compile(parts[i], scope, d), self.compile(parts[i + 1], scope, d))
                    for i in range(0, len(parts), 2)]
-        kt, vt = DYN, DYN
+        kt = vt = None
         for k, v in entries:
-            if k.type not in (STRING, INT, UINT, BOOL, DYN):
+            if k.type not in (STRING, INT, UINT, BOOL, DYN, ANY):
                 self.fail(f"unsupported map key type: {k.type}", tree)
-            nk, nv = join(kt, k.type), join(vt, v.type)
+            nk = k.type if kt is None else join(kt, k.type)
+            nv = v.type if vt is None else join(vt, v.type)
             if nk is None:
                 self.fail(f"expected type '{kt}' but found '{k.type}'", tree)
             if nv is None:
@@ -1134,7 +1263,7 @@ class _Compiler:
                     raise EvalError(f"Failed with repeated key: {_to_string(key)}")
                 out[key] = vf(r)
             return out
-        return Node(map_of(kt, vt), make, size=len(fns))
+        return Node(map_of(kt or DYN, vt or DYN), make, size=len(fns))
 
     def c_member_object(self, tree, scope, d) -> Node:
         self.fail("message construction is not supported in device selectors", tree)
@@ -1200,7 +1329,7 @@ class _Compiler:
                     if o.cost is not None:
                         r.charge(o.cost(*values))
                     return o.impl(*values)
-            raise EvalError("no such overload")
+            raise EvalError(f"no such overload: {name}({', '.join(kind(v).output() for v in values)})")
         return Node(result, dispatch)
 
     def has(self, arg_trees, scope, d, where) -> Node:
@@ -1213,10 +1342,10 @@ class _Compiler:
         field = str(inner.children[1])
         t = target.type
         if t == DEVICE:
-            if field not in DEVICE_FIELDS:
+            if field not in self.fields:
                 self.fail(f"undefined field '{field}'", inner.children[1])
             return Node(BOOL, lambda r: True)
-        if t.name != "map" and t != DYN:
+        if t.name != "map" and not is_dyn(t):
             self.fail(f"type '{t}' does not support field selection", inner.children[1])
         f = target.fn
 
@@ -1234,13 +1363,12 @@ class _Compiler:
             self.fail("cel.bind() variable names must be simple identifiers", where)
         name = str(_unwrap(arg_trees[0]).children[0])
         init = self.compile(arg_trees[1], scope, d)
-        body = self.compile(arg_trees[2], scope.bind(name, init.type), d)
+        body = self.compile(arg_trees[2], scope.bind(name, init.type, lazy=True), d)
         inf, bf = init.fn, body.fn
 
         def bound(r):
-            value = inf(r)
             saved = r.vars
-            r.vars = {**saved, name: value}
+            r.vars = {**saved, name: _Lazy(inf, saved)}
             try:
                 return bf(r)
             finally:
@@ -1265,14 +1393,19 @@ class _Compiler:
         inner = scope.bind(var, elem)
         before, extra_before = self.nodes, self.extra
         steps = [self.compile(a, inner, d) for a in arg_trees[1:]]
-        body_cost = self.nodes - before + 1
+        # cel-go expands a macro into a fold whose accumulator steps cost too: per iteration
+        # the loop condition and `__result__` (3), for map and filter also the `__result__ +
+        # [x]` that builds the list (a list literal's 10); once, the accumulator and result.
+        builds = name in ("map", "filter")
+        body_cost = self.nodes - before + 1 + (14 if builds else 3)
+        self.nodes += 12 if builds else 3
         # The worst case for validation: every element of the largest range the environment
         # allows (a literal's length, a device's 32 attributes), each iteration at its worst.
         elements = target.size if target.size is not None else CEL_SELECTOR_EXPRESSION_MAX_LENGTH
         self.extra = extra_before + elements * (body_cost + self.extra - extra_before)
         for step, kind_ in zip(steps, ("filter" if len(steps) == 2 else name,) + ("map",)):
             if kind_ in ("all", "exists", "exists_one", "filter") and not assignable(BOOL, step.type):
-                self.fail(f"found no matching overload for '_&&_' applied to '(bool, {step.type})'", where)
+                self.fail(f"expected type 'bool' but found '{step.type}'", where)
         tf = target.fn
         fns = [s.fn for s in steps]
         run = _COMPREHENSIONS[name]
@@ -1436,6 +1569,17 @@ def _unwrap(tree: Any) -> Any:
     return tree
 
 
+def _unwrap_to(tree: Any, rule: str) -> Any:
+    """``tree`` itself or the first tree named ``rule`` down its chain of single children."""
+    while isinstance(tree, lark.Tree):
+        if tree.data == rule:
+            return tree
+        if len(tree.children) != 1 or tree.data == "paren_expr":
+            return None
+        tree = tree.children[0]
+    return None
+
+
 def _is_ident(tree: Any, name: str | None = None) -> bool:
     inner = _unwrap(tree)
     return isinstance(inner, lark.Tree) and inner.data == "ident" and (name is None or str(inner.children[0]) == name)
@@ -1549,7 +1693,10 @@ def _parser() -> lark.Lark:
 
 
 def _render(expression: str, message: str, line: int, column: int) -> str:
-    """cel-go's issue text: ``ERROR: <input>:L:C: message``, the source line, a caret."""
+    """cel-go's issue text: ``ERROR: <input>:L:C: message``, the source line, a caret (none
+    for an error of the whole expression, which cel-go places at -1:0)."""
+    if line < 0:
+        return f"ERROR: <input>:-1:0: {message}"
     lines = expression.splitlines() or [""]
     source = lines[line - 1] if 0 < line <= len(lines) else ""
     caret = "." * (column - 1) + "^"
@@ -1564,24 +1711,40 @@ class Selector:
     _fn: Fn = attrs.field(repr=False, eq=False)
     _static_cost: int = attrs.field(repr=False, eq=False)
     max_cost: int = attrs.field(default=0, eq=False)   # the worst-case estimate validation uses
+    _deep: bool = attrs.field(default=False, eq=False, repr=False)
     cost_limit: int = CEL_SELECTOR_EXPRESSION_MAX_COST
 
     def matches(self, device: Device) -> bool:
         """Whether the device is selected; raises EvalError on a runtime error or when the
         evaluation exceeds the cost limit."""
+        return self.evaluate(device)[0]
+
+    def evaluate(self, device: Device) -> tuple[bool, int]:
+        """``matches``'s answer and the cost charged for it (at least cel-go's actual cost)."""
         run = _Run({"device": _view(device)}, self.cost_limit)
         run.charge(self._static_cost)
-        try:
+        with _deep_recursion() if self._deep else contextlib.nullcontext():
             result = self._fn(run)
-        except RecursionError:
-            raise EvalError("operation cancelled: actual cost limit exceeded") from None
         if not isinstance(result, bool):
             raise EvalError(f"CEL result of type {_type_name(result)} could not be converted to bool: "
                             f"type conversion error from '{_type_name(result)}' to 'bool'")
-        return result
+        return result, run.cost
 
 
-def _compile(expression: str) -> Selector:
+@contextlib.contextmanager
+def _deep_recursion():
+    """Room for the 250 + 250 levels of nesting a selector may have, each a few Python frames
+    to compile and to run (as cli.deep_recursion does for policies; Python 3.11 does not grow
+    the C stack for these calls)."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, 20_000))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
+
+
+def _compile(expression: str, new: bool = False) -> Selector:
     if len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
         raise CompileError(f"Too long: may not be more than {CEL_SELECTOR_EXPRESSION_MAX_LENGTH} bytes")
     try:
@@ -1595,18 +1758,17 @@ def _compile(expression: str) -> Selector:
     except RecursionError:
         raise CompileError("compilation failed: " + _render(
             expression, "Syntax error: expression nested too deeply", 1, 1)) from None
-    compiler = _Compiler()
+    compiler = _Compiler(NEW_EXPRESSION_FIELDS if new else DEVICE_FIELDS)
     try:
-        node = compiler.compile(tree, _ROOT)
+        with _deep_recursion():
+            node = compiler.compile(tree, _ROOT)
     except _CheckError as err:
         line, column = _pos(err.where)
         raise CompileError("compilation failed: " + _render(expression, err.message, line, column)) from None
-    except RecursionError:
-        raise CompileError("compilation failed: " + _render(
-            expression, "expression nested too deeply", 1, 1)) from None
-    if node.type not in (BOOL, DYN):
-        raise CompileError(f"must evaluate to bool or the unknown type, not {node.type}")
-    return Selector(expression, node.fn, compiler.nodes, compiler.nodes + compiler.extra)
+    if node.type not in (BOOL, ANY):
+        raise CompileError(f"must evaluate to bool or the unknown type, not {node.type.output()}")
+    return Selector(expression, node.fn, compiler.nodes, compiler.nodes + compiler.extra,
+                    deep=compiler.deepest > 60)
 
 
 def _syntax_detail(expression: str, line: int, column: int) -> str:
@@ -1617,26 +1779,29 @@ def _syntax_detail(expression: str, line: int, column: int) -> str:
 
 
 @lru_cache(maxsize=1024)
-def _compile_cached(expression: str) -> Selector | CompileError:
+def _compile_cached(expression: str, new: bool = False) -> Selector | CompileError:
     try:
-        return _compile(expression)
+        return _compile(expression, new)
     except CompileError as err:
         return err
 
 
 def compile_selector(expression: str) -> Selector:
-    """Compile a selector (cached); raises CompileError with upstream's text."""
+    """Compile a selector as kube-scheduler does (cached, in the stored-expressions
+    environment); raises CompileError with upstream's text."""
     result = _compile_cached(expression)
     if isinstance(result, CompileError):
         raise CompileError(str(result))
     return result
 
 
-def validate_selector(expression: str) -> str | None:
+def validate_selector(expression: str, *, stored: bool = False) -> str | None:
     """The API server's check of a CEL selector on a DeviceClass or a ResourceClaim
     (pkg/apis/resource/validation: validateCELSelector): None when valid, else the field
     error's text after its path (``Invalid value: "1": must evaluate to bool …``), to which
-    the caller prefixes the field path.
+    the caller prefixes the field path. ``stored``: the expression is already stored (an update
+    that leaves it unchanged), checked in the stored-expressions environment as upstream does;
+    otherwise in the new-expressions one.
 
     The "too complex" check compares a worst-case estimate with CELSelectorExpressionMaxCost
     as upstream does; the estimate is this module's cost model at the environment's size
@@ -1644,10 +1809,10 @@ def validate_selector(expression: str) -> str | None:
     expression near the limit may be judged differently from the API server."""
     if len(expression.encode()) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
         return f"Too long: may not be more than {CEL_SELECTOR_EXPRESSION_MAX_LENGTH} bytes"
-    try:
-        selector = compile_selector(expression)
-    except CompileError as err:
-        return f"Invalid value: {json.dumps(expression)}: {err}"
+    result = _compile_cached(expression, not stored)
+    if isinstance(result, CompileError):
+        return f"Invalid value: {json.dumps(expression)}: {result}"
+    selector = result
     if selector.max_cost > CEL_SELECTOR_EXPRESSION_MAX_COST:
         return "Forbidden: too complex, exceeds cost limit"
     return None
