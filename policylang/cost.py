@@ -1,8 +1,14 @@
 """The evaluation cost budget (issue 29), in the spirit of CEL's in Kubernetes: each pod's
-scheduling may take at most ``limit`` steps, where a step is one item a comprehension or a fold
-goes through (on one node) or one number ``range`` makes. Both executors count the same things:
-the reference interpreter per comprehension it runs, the vector executor per member it runs
-over its batch of nodes. Counting per comprehension, not per operation, keeps it free.
+scheduling may take at most ``limit`` steps, and a whole evaluation (every pod of one command
+run, or one request of `policylang serve`) at most ``total_limit``, where a step is one item a
+comprehension or a fold goes through (on one node) or one number ``range`` makes. Both executors
+count the same things: the reference interpreter per comprehension it runs, the vector executor
+per member it runs over its batch of nodes. Counting per comprehension, not per operation, keeps
+it free.
+
+The two limits share one counter: a pod starts with the smaller of its own limit and what is left
+of the evaluation's, so ``charge`` checks one number whichever runs out, and the steps a pod took
+are taken from the evaluation's when the next pod starts.
 
 A policy that runs out raises CostExceeded; the executable names the statement it was in, the
 cycle the pod, and the CLI prints it (exit 2): a budget is a bound on hostile input, not a
@@ -18,12 +24,18 @@ import contextlib
 # count within 10% of each other): a hundred times that. It also bounds memory: range's list
 # is at most this long.
 DEFAULT_MAX_COST = 10_000_000
+# A whole evaluation: simulate of bench's largest workload (1,000 pending pods of every kind on
+# 5,000 nodes and 50,000 pods, bench/run.py) takes 4,000,000 steps, and 12,200,000 scoring every
+# node (15,000 nodes: 9,000,000): eighty times the most, so that a capacity search of thousands of
+# trial pods fits too, while a policy near the per-pod budget on every pod stops after a hundred.
+DEFAULT_MAX_TOTAL_COST = 1_000_000_000
 
 
 class CostExceeded(Exception):
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, whole: bool = False):
         super().__init__(limit)
         self.limit = limit
+        self.whole = whole      # the evaluation's budget ran out, not the pod's
         self.origin = None      # the statement's Span, set by the executable
         self.plugin = None
         self.pod = None
@@ -31,38 +43,68 @@ class CostExceeded(Exception):
     def __str__(self) -> str:
         where = f"{self.origin}: " if self.origin is not None else ""
         plugin = f" in plugin {self.plugin}" if self.plugin else ""
-        pod = f" for pod {self.pod}" if self.pod else ""
+        pod = f" at pod {self.pod}" if self.whole and self.pod else f" for pod {self.pod}" if self.pod else ""
+        if self.whole:
+            return (f"{where}evaluation ran past its total cost budget of {self.limit:,} steps (every pod of the "
+                    f"run together){pod}{plugin} (comprehension items, fold items and range numbers); "
+                    f"--max-total-cost raises it")
         return (f"{where}evaluation ran past its cost budget of {self.limit:,} steps{pod}{plugin} "
                 f"(comprehension items, fold items and range numbers); --max-cost raises it")
 
 
 class _Budget:
-    __slots__ = ("limit", "left")
+    __slots__ = ("limit", "left", "start", "total_limit", "total_left")
 
-    def __init__(self, limit: int):
-        self.limit = self.left = limit
+    def __init__(self, limit: int, total_limit: int):
+        self.limit, self.total_limit = limit, total_limit
+        self.reset()
+
+    def reset(self) -> None:
+        self.total_left = self.total_limit
+        self.left = self.start = min(self.limit, self.total_left)
+
+    def exceeded(self) -> CostExceeded:
+        # A pod given less than its own limit was given what the evaluation had left.
+        return CostExceeded(self.total_limit, whole=True) if self.start < self.limit else CostExceeded(self.limit)
 
 
-BUDGET = _Budget(DEFAULT_MAX_COST)
+BUDGET = _Budget(DEFAULT_MAX_COST, DEFAULT_MAX_TOTAL_COST)
 
 
 def charge(steps: int) -> None:
     BUDGET.left -= steps
     if BUDGET.left < 0:
-        raise CostExceeded(BUDGET.limit)
+        raise BUDGET.exceeded()
 
 
 def start_pod() -> None:
-    """Every pod's cycle starts with the whole budget."""
-    BUDGET.left = BUDGET.limit
+    """Every pod's cycle starts with its whole budget, or what the evaluation has left if less;
+    what the pod before took is taken from the evaluation's."""
+    b = BUDGET
+    b.total_left -= b.start - b.left
+    b.left = b.start = min(b.limit, b.total_left)
+
+
+def start_evaluation() -> None:
+    """A new evaluation (one request of `policylang serve`) starts with both budgets whole."""
+    BUDGET.reset()
+
+
+def spent() -> int:
+    """The steps the evaluation has taken so far."""
+    return BUDGET.total_limit - BUDGET.total_left + BUDGET.start - BUDGET.left
 
 
 @contextlib.contextmanager
-def max_cost(limit: "int | None"):
-    """The budget per pod for what runs inside (None: the default)."""
-    before = BUDGET.limit
-    BUDGET.limit = BUDGET.left = limit if limit is not None else DEFAULT_MAX_COST
+def max_cost(limit: "int | None", total: "int | None" = None):
+    """The budgets, per pod and per evaluation, for what runs inside (None: the default, for the
+    evaluation at least the pod's); the evaluation's starts whole."""
+    before = BUDGET.limit, BUDGET.total_limit
+    BUDGET.limit = limit if limit is not None else DEFAULT_MAX_COST
+    BUDGET.total_limit = total if total is not None else max(DEFAULT_MAX_TOTAL_COST, BUDGET.limit)
+    BUDGET.reset()
     try:
         yield
     finally:
-        BUDGET.limit = BUDGET.left = before
+        BUDGET.limit, BUDGET.total_limit = before
+        BUDGET.reset()

@@ -19,6 +19,7 @@ import numpy as np
 from .cluster.load import structure_object
 from .cluster.model import Node, Pod
 from .cluster.state import ClusterState
+from .cost import CostExceeded
 from .diagnostics import InputError
 from .export import extender_weight, team_plan
 from .run.batch import PolicyErrorInBatch
@@ -277,6 +278,9 @@ def filter_nodes(exe: Executable, state: ClusterState, pod: Pod, nodes: list) ->
         return out
     except PolicyErrorInBatch:
         return filter_nodes(exe.reference(), state, pod, nodes)
+    except CostExceeded as err:
+        err.pod = err.pod or pod.key
+        raise
 
 
 def score_nodes(exe: Executable, state: ClusterState, pod: Pod, nodes: list, names: "list | None" = None) -> dict:
@@ -287,6 +291,9 @@ def score_nodes(exe: Executable, state: ClusterState, pod: Pod, nodes: list, nam
         table = run_scores(exe, pre, nodes, names)
     except PolicyErrorInBatch:
         return score_nodes(exe.reference(), state, pod, nodes, names)
+    except CostExceeded as err:
+        err.pod = err.pod or pod.key
+        raise
     if not table.plugins:
         return {}
     return dict(zip(table.names, table.totals().tolist()))

@@ -23,6 +23,7 @@ from typing import Callable, Optional
 
 import attrs
 
+from .cost import CostExceeded, start_evaluation
 from .diagnostics import InputError, PolicyError
 from .extender import BadRequest, Extender, Outcome, PlanFailed
 
@@ -216,12 +217,18 @@ class Server:
             _log(self.log, event="state_reload_refused", error=str(err))
 
     def answer(self, verb: str, body) -> tuple[object, Optional[Outcome], int]:
-        """The verb's JSON answer, its outcome (for the decision log), and how many patch ops."""
+        """The verb's JSON answer, its outcome (for the decision log), and how many patch ops. Each
+        request is one evaluation, with the whole cost budgets (--max-cost, --max-total-cost): one
+        that runs out is answered as a policy that failed."""
         state = self.source.state
-        if verb == "mutate":
-            review, ops = self.policy.admission.review(state, body)
-            return review, None, ops
-        outcome = getattr(self.policy.extender, verb)(state, body)
+        start_evaluation()
+        try:
+            if verb == "mutate":
+                review, ops = self.policy.admission.review(state, body)
+                return review, None, ops
+            outcome = getattr(self.policy.extender, verb)(state, body)
+        except CostExceeded as err:
+            raise PlanFailed(str(err)) from None
         return outcome.body, outcome, 0
 
     def close(self) -> None:
