@@ -45,9 +45,9 @@ class IntegerOverflow(EvalError):
         return f"{self.origin}: {self.args[0]}" if self.origin is not None else self.args[0]
 
 
-def in_range(result, what):
-    """``result`` (of ``what``, a callable giving the words for the error), unless an integer past
-    the 64 bits or a quantity past its range."""
+def in_range(result, words: str, *args):
+    """``result``, unless an integer past the 64 bits or a quantity past its range: then the error,
+    saying what overflowed with ``words`` filled in with ``args`` (formatted only then)."""
     t = type(result)
     if t is int:
         if -INT64 <= result < INT64:
@@ -55,7 +55,7 @@ def in_range(result, what):
     elif t is not Quantity or -MAX_QUANTITY_NANOS <= result.nanos <= MAX_QUANTITY_NANOS:
         return result
     kind = "a quantity's 64-bit count of milli-units" if t is Quantity else "the 64-bit integers"
-    raise IntegerOverflow(f"integer overflow: {what()} leaves {kind}")
+    raise IntegerOverflow(f"integer overflow: {words.format(*args)} leaves {kind}")
 
 
 # What evaluating a policy raises when the policy, not the engine, fails: reported as the
@@ -240,16 +240,16 @@ def _int(x):
     if isinstance(x, float):
         if math.isnan(x) or math.isinf(x):
             return None
-        return in_range(int(x), lambda: f"int({x!r})")
+        return in_range(int(x), "int({!r})", x)
     if isinstance(x, str):
         try:
             n = int(x, 10)
         except ValueError:
             return None
-        return in_range(n, lambda: f"int({go_quote(x[:40])})")
+        return in_range(n, "int({})", go_quote(x[:40]))
     if isinstance(x, Quantity):
         return x.value()
-    return in_range(int(x), lambda: f"int({x!r})")
+    return in_range(int(x), "int({!r})", x)
 
 
 @builtin("float", [ANY], FLOAT, "A floating-point number.", cheap=True, vector="to_float")
@@ -268,7 +268,7 @@ def _float(x):
 
 @builtin("abs", [ANY], lambda a: a[0], "Absolute value.", cheap=True, vector="absolute")
 def _abs(x):
-    return None if x is None else in_range(abs(x), lambda: f"abs({x})")
+    return None if x is None else in_range(abs(x), "abs({})", x)
 
 
 @builtin("sqrt", [FLOAT], FLOAT, "Square root (math.Sqrt).", cheap=True, vector="square_root")
@@ -317,7 +317,7 @@ def _quantity(s):
 def milli(q):
     if q is None:
         return 0
-    return q.milli() if isinstance(q, Quantity) else in_range(q * 1000, lambda: f"milli({q})")
+    return q.milli() if isinstance(q, Quantity) else in_range(q * 1000, "milli({})", q)
 
 
 @builtin("value", [QUANTITY], INT, "The quantity in whole units, rounded up (the API's Value).", vector="value")

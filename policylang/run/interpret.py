@@ -22,7 +22,7 @@ from .. import builtins as bi
 from .. import plan as P
 from ..cluster import model
 from ..cluster.quantity import Quantity
-from ..builtins import EvalError, in_range
+from ..builtins import INT64, EvalError, in_range
 from ..cost import BUDGET, charge
 from ..types import DERIVED
 
@@ -219,17 +219,34 @@ def _op(ir: P.Op) -> Fn:
 def _plus(a, b):
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return list(a) + list(b)
-    return in_range(a + b, lambda: f"{a} + {b}")
+    r = a + b
+    return r if type(r) is int and -INT64 <= r < INT64 else in_range(r, "{} + {}", a, b)
 
 
-# Both executors' arithmetic on plain values: integers stay in the 64 bits (builtins.in_range).
-_ARITH = {"+": _plus, "-": lambda a, b: in_range(a - b, lambda: f"{a} - {b}"),
-          "*": lambda a, b: in_range(a * b, lambda: f"{a} * {b}"),
-          "/": lambda a, b: in_range(go_div(a, b), lambda: f"{a} / {b}"), "%": go_mod}
+# Both executors' arithmetic on plain values: integers stay in the 64 bits (builtins.in_range),
+# checked here first for the common case of an int that fits.
+def _minus(a, b):
+    r = a - b
+    return r if type(r) is int and -INT64 <= r < INT64 else in_range(r, "{} - {}", a, b)
+
+
+def _times(a, b):
+    r = a * b
+    return r if type(r) is int and -INT64 <= r < INT64 else in_range(r, "{} * {}", a, b)
+
+
+def _divided(a, b):
+    return in_range(go_div(a, b), "{} / {}", a, b)
+
+
+_ARITH = {"+": _plus, "-": _minus, "*": _times, "/": _divided, "%": go_mod}
 
 
 def negate(v):
-    return None if v is None else in_range(-v, lambda: f"-({v})")
+    if v is None:
+        return None
+    r = -v
+    return r if type(r) is int and -INT64 <= r < INT64 else in_range(r, "-({})", v)
 
 
 def _not(ir: P.Not) -> Fn:
@@ -356,7 +373,7 @@ def _sum(values) -> Any:
     for v in values:
         if v is not None:
             acc = acc + v
-    return in_range(acc, lambda: "a sum")
+    return in_range(acc, "a sum")
 
 
 def _extreme(pick):
