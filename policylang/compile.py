@@ -175,9 +175,9 @@ class _Compiler:
     # ---- rules ----
     def rule(self, path: str, r: ast.Rule) -> P.RulePlan:
         from .cluster.model import LabelSelector, Toleration, TopologySpreadConstraint
-        from .run.interpret import evaluate
 
-        const = lambda e: evaluate(self.expr(e, path, {}), {}) if e is not None else None  # noqa: E731
+        # A value that cannot be computed (1 / 0, past the 64 bits) is P057, as a param's is.
+        const = lambda e: self.constant(e, path) if e is not None else None  # noqa: E731
         tolerations = tuple(
             Toleration(key=t.key, operator=t.operator, value=const(t.value) or "",
                        effect="" if t.effect == "All" else t.effect, toleration_seconds=const(t.seconds))

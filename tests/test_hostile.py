@@ -372,3 +372,18 @@ def test_a_float_past_what_json_holds_in_simulate_is_an_input_error(capsys, tmp_
     code, _, err = run(capsys, "simulate", "--cluster", EXAMPLES / "cluster.yaml", "--pods", pod)
     assert code == 2, err
     assert f"{pod}: Pod default/big: field spec" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("value, why", [("1 / 0", "division by zero"),
+                                        ("9223372036854775807 + 1", "integer overflow: 9223372036854775807 + 1 "
+                                                                    "leaves the 64-bit integers")])
+def test_a_rule_value_that_cannot_be_computed_is_p057_not_a_crash(capsys, tmp_path, value, why):
+    """A rule's max_skew is computed once, when the profile compiles: as a param's value, an error
+    there is the policy's (it was an internal error, exit 3)."""
+    policy = tmp_path / "rule.sched"
+    policy.write_text("policy R\n\nrule r {\n"
+                      f'    spread by "topology.kubernetes.io/zone" max_skew {value} when_unsatisfiable DoNotSchedule\n'
+                      "}\n\nprofile p {\n    use R\n}\n")
+    code, _, err = run(capsys, "check", policy)
+    assert code == 2, err
+    assert f"{policy}:4:54: error[P057]: this value cannot be computed: {why}" in err
