@@ -19,14 +19,46 @@ POLICY = EXAMPLES / "policies" / "team.sched"
 SMALL = ROOT / "fuzz" / "small.sched"      # a cheap profile: the cluster input is under test
 
 
+# "Within its limits": no command on these small inputs may take longer than this (a command
+# that hangs would otherwise hang CI instead of failing it).
+SECONDS = float(os.environ.get("POLICYLANG_FUZZ_SECONDS", "60"))
+
+
 class Crash(AssertionError):
-    """A command broke the contract: an exit code other than 0/1/2, or a traceback."""
+    """A command broke the contract: an exit code other than 0/1/2, a traceback, or no end within
+    SECONDS."""
+
+
+class _TooSlow(BaseException):
+    """Raised in the command by the alarm (a BaseException, so no `except Exception` takes it)."""
+
+
+@contextlib.contextmanager
+def _wall_clock(args):
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum, frame):
+        raise _TooSlow()
+    before = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, SECONDS)
+    try:
+        yield
+    except _TooSlow:
+        raise Crash(f"policylang {' '.join(map(str, args))} ran past {SECONDS:g}s") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
 
 
 def run_cli(*args) -> tuple[int, str, str]:
     from policylang.cli import main
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with _wall_clock(args), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main([str(a) for a in args])
     return code, out.getvalue(), err.getvalue()
 

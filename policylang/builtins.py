@@ -14,7 +14,7 @@ import attrs
 
 from .cluster import model
 from .cost import charge
-from .cluster.quantity import Quantity, QuantityError, format_quantity, parse_quantity
+from .cluster.quantity import MAX_MILLI, Quantity, QuantityError, format_quantity, parse_quantity
 from .cluster.resources import NON_ZERO_DEFAULTS, nonzero_pod_requests, pod_requests
 from .cluster.selectors import (go_quote, label_selector_error, node_selector_matches, requirement_error,
                                 selector_matches, term_matches, tolerates, valid_label_key)
@@ -24,6 +24,38 @@ from .types import (ANY, BOOL, FLOAT, INT, QUANTITY, STRING, Type, anon_record, 
 
 class EvalError(Exception):
     """A runtime failure inside a policy (division by zero, a bad conversion)."""
+
+
+# Integers are 64-bit, as the Go scheduler's int64 and CEL's ints are, and quantities hold at most
+# 2^63-1 milli-units, as resource.Quantity requires (cluster/quantity.py): a result past either is
+# an error where Go would wrap, never a number that grows without bound (a fold that squares).
+INT64 = 2**63
+MAX_QUANTITY_NANOS = MAX_MILLI * 10**6
+
+
+class IntegerOverflow(EvalError):
+    """An integer result past the 64 bits (or a quantity past its range). ``origin``, the statement
+    it happened in, is set by the executable that runs the statement."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.origin = None
+
+    def __str__(self) -> str:
+        return f"{self.origin}: {self.args[0]}" if self.origin is not None else self.args[0]
+
+
+def in_range(result, words: str, *args):
+    """``result``, unless an integer past the 64 bits or a quantity past its range: then the error,
+    saying what overflowed with ``words`` filled in with ``args`` (formatted only then)."""
+    t = type(result)
+    if t is int:
+        if -INT64 <= result < INT64:
+            return result
+    elif t is not Quantity or -MAX_QUANTITY_NANOS <= result.nanos <= MAX_QUANTITY_NANOS:
+        return result
+    kind = "a quantity's 64-bit count of milli-units" if t is Quantity else "the 64-bit integers"
+    raise IntegerOverflow(f"integer overflow: {words.format(*args)} leaves {kind}")
 
 
 # What evaluating a policy raises when the policy, not the engine, fails: reported as the
@@ -208,15 +240,16 @@ def _int(x):
     if isinstance(x, float):
         if math.isnan(x) or math.isinf(x):
             return None
-        return int(x)
+        return in_range(int(x), "int({!r})", x)
     if isinstance(x, str):
         try:
-            return int(x, 10)
+            n = int(x, 10)
         except ValueError:
             return None
+        return in_range(n, "int({})", go_quote(x[:40]))
     if isinstance(x, Quantity):
         return x.value()
-    return int(x)
+    return in_range(int(x), "int({!r})", x)
 
 
 @builtin("float", [ANY], FLOAT, "A floating-point number.", cheap=True, vector="to_float")
@@ -235,7 +268,7 @@ def _float(x):
 
 @builtin("abs", [ANY], lambda a: a[0], "Absolute value.", cheap=True, vector="absolute")
 def _abs(x):
-    return None if x is None else abs(x)
+    return None if x is None else in_range(abs(x), "abs({})", x)
 
 
 @builtin("sqrt", [FLOAT], FLOAT, "Square root (math.Sqrt).", cheap=True, vector="square_root")
@@ -284,7 +317,7 @@ def _quantity(s):
 def milli(q):
     if q is None:
         return 0
-    return q.milli() if isinstance(q, Quantity) else q * 1000
+    return q.milli() if isinstance(q, Quantity) else in_range(q * 1000, "milli({})", q)
 
 
 @builtin("value", [QUANTITY], INT, "The quantity in whole units, rounded up (the API's Value).", vector="value")

@@ -422,6 +422,9 @@ def filter_nodes(exe: Executable, state: ClusterState, pod: Pod, nodes: list, na
         return out
     except PolicyErrorInBatch:
         return filter_nodes(exe.reference(), state, pod, nodes, names)
+    except CostExceeded as err:
+        err.pod = err.pod or pod.key
+        raise
 
 
 def score_nodes(exe: Executable, state: ClusterState, pod: Pod, nodes: list,
@@ -434,6 +437,9 @@ def score_nodes(exe: Executable, state: ClusterState, pod: Pod, nodes: list,
         table = run_scores(exe, pre, nodes, names)
     except PolicyErrorInBatch:
         return score_nodes(exe.reference(), state, pod, nodes, names)
+    except CostExceeded as err:
+        err.pod = err.pod or pod.key
+        raise
     if not table.plugins:
         return None
     return np.asarray(table.totals(), dtype=np.int64)

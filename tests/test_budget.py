@@ -107,10 +107,62 @@ def test_the_default_budget_refuses_a_range_that_would_take_all_memory(capsys, t
     assert code == 2 and "ran past its cost budget" in err
 
 
-def test_a_fold_that_squares_its_accumulator_is_an_overflow_not_a_memory_error(capsys, tmp_path):
+@pytest.mark.parametrize("executor", ["reference", "vector"])
+def test_a_fold_that_squares_its_accumulator_is_an_overflow_not_a_memory_error(capsys, tmp_path, executor):
     path = policy(tmp_path, ["score s {", "    value fold(acc = 2 for x in range(64): acc * acc) % 100", "}"])
-    code, out, err = run(capsys, *eval_args(path), "--executor", "reference")
-    assert "integer overflow: a fold's value left the 64-bit integers" in out + err
+    code, out, err = run(capsys, *eval_args(path), "--executor", executor)
+    assert code == 1, err
+    assert (f'running Score plugins: plugin "Hostile" failed with: {path}:3:5: integer overflow: '
+            f'4294967296 * 4294967296 leaves the 64-bit integers') in out
+
+
+# ---- a cost budget for the whole evaluation: every pod of the run together ----------------------
+
+def pods_dir(tmp_path, count: int) -> Path:
+    """``count`` copies of examples/pods/web.yaml, named web-0 …, in one directory."""
+    import yaml
+
+    pod = yaml.safe_load((EXAMPLES / "pods" / "web.yaml").read_text())
+    out = tmp_path / "pods"
+    out.mkdir()
+    for i in range(count):
+        pod["metadata"]["name"] = f"web-{i}"
+        (out / f"web-{i}.yaml").write_text(yaml.safe_dump(pod))
+    return out
+
+
+# A thousand steps or two on each of examples/cluster.yaml's 7 nodes for every pod.
+STEADY = ['filter f {', '    reject when count(a in range(1000) where node.metadata.name == pod.metadata.name) > 0',
+          '        reason "never"', '}']
+
+
+@pytest.mark.parametrize("executor", ["reference", "vector"])
+@pytest.mark.parametrize("verb", ["eval", "simulate"])
+def test_a_run_past_its_total_cost_budget_names_the_pod_and_statement_it_ran_out_at(capsys, tmp_path, executor,
+                                                                                    verb):
+    path = policy(tmp_path, STEADY)
+    pods = ("--pods" if verb == "simulate" else "--pod", pods_dir(tmp_path, 5))
+    args = (verb, "--profile", path, "--cluster", EXAMPLES / "cluster.yaml", *pods, "--executor", executor)
+    code, out, err = run(capsys, *args, "-o", "json")
+    assert code == 0, err
+    # Each pod alone is far inside both budgets, the five together are not.
+    code, _, err = run(capsys, *args, "--max-cost", "1000000", "--max-total-cost", "20000")
+    assert code == 2, err
+    assert f"error: {path}:3:5: evaluation ran past its total cost budget of 20,000 steps (every pod of the run " \
+           f"together) at pod shop/web-" in err
+    assert "at pod shop/web-0 " not in err     # the first pod took less than the whole
+    assert "in plugin Hostile" in err and "--max-total-cost raises it" in err
+    assert "Traceback" not in err
+
+
+def test_the_total_budget_starts_whole_for_each_run_and_each_pod_keeps_its_own(capsys, tmp_path):
+    path = policy(tmp_path, STEADY)
+    args = ("eval", "--profile", path, "--cluster", EXAMPLES / "cluster.yaml", "--pod", pods_dir(tmp_path, 3))
+    for _ in range(3):      # the same process: what one run spent is not taken from the next
+        code, _, err = run(capsys, *args, "--max-total-cost", "100000")
+        assert code == 0, err
+    code, _, err = run(capsys, *args, "--max-cost", "1000")
+    assert code == 2 and "ran past its cost budget of 1,000 steps for pod shop/web-0" in err
 
 
 @pytest.mark.parametrize("verb", ["eval", "explain", "simulate"])

@@ -280,18 +280,73 @@ def test_builtins_given_null_or_a_literal_answer_or_fail_as_policies_do(reject, 
         assert decisions[0].message.startswith(message)
 
 
-def test_a_raw_score_of_the_smallest_int64_is_normalised_as_the_reference_does():
+@pytest.mark.parametrize("normalize, normalized, message", [
+    # -2**63 / (2**63 - 1) truncates to -1; numpy's abs(-2**63) is -2**63, so int64 division is off.
+    ("50 + score / 9223372036854775807", 49, None),
+    # -2**63 * 100 leaves the 64 bits: an error on both, where int64 arithmetic would wrap.
+    ("score * 100 / (max(scores) ?? 1)", None,
+     'running Normalize on Score plugins: plugin "Team" failed with: <team>.sched:3:1: integer overflow: '
+     '-9223372036854775808 * 100 leaves the 64-bit integers'),
+])
+def test_a_raw_score_of_the_smallest_int64_is_normalised_as_the_reference_does(normalize, normalized, message):
     """-2**63 is an int64 whose absolute value is itself: normalising it with int64 arithmetic
     overflowed (found by the team-policy property test)."""
 
     text = ("policy Team\n\nscore team {\n"
             "    value 2147483648 * (0 - 2147483648 * len(node.metadata.labels))\n"
-            "    normalize with score * 100 / (max(scores) ?? 1)\n}\n\n"
+            f"    normalize with {normalize}\n}}\n\n"
             "profile team {\n    use Team weight 1\n}\n")
     nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i}", "labels": {"a": "1", "b": "2"}}}
              for i in range(2)]
     reference, vector = _team_decisions(text, nodes)
-    assert reference.nodes[0].scores["Team"] == (-(2 ** 63), 100, 1)
+    assert reference.message == message
+    if normalized is not None:
+        assert reference.nodes[0].scores["Team"] == (-(2 ** 63), normalized, 1)
+    assert vector == reference
+
+
+LABELS = "len(node.metadata.labels)"     # 2 on node-0, 1 on node-1: a column in the vector executor
+SMALLEST = f"(0 - 9223372036854775806 - 2 * min({LABELS}, 1))"     # -2**63 on every node
+
+
+@pytest.mark.parametrize("cond, overflow", [
+    (f"9223372036854775807 + {LABELS} > 0", "9223372036854775807 + 2"),
+    (f"(0 - 9223372036854775807) - 2 * {LABELS} < 0", "-9223372036854775807 - 4"),
+    (f"4611686018427387904 * (1 + {LABELS}) > 0", "4611686018427387904 * 3"),
+    (f"-{SMALLEST} > 0", "-(-9223372036854775808)"),
+    (f"{SMALLEST} / -1 > 0", "-9223372036854775808 / -1"),
+    (f"abs({SMALLEST}) > 0", "abs(-9223372036854775808)"),
+    (f"sum(x in [9223372036854775807, {LABELS}]) > 0", "a sum"),
+    (f"int(10000000000.0 * 1000000000.0 * {LABELS}) > 0", "int(2e+19)"),
+    ('int("99999999999999999999") > 0', 'int("99999999999999999999")'),
+    ("fold(acc = 2 for x in range(64): acc * acc) > 0", "4294967296 * 4294967296"),
+    (f'milli(quantity("8Pi") * {LABELS}) > 0', "8Pi * 2"),
+    (f'quantity("8Pi") + quantity("1Pi") * {LABELS} > quantity("1")', "8Pi + 2Pi"),
+    # At the bounds, not past them: exact on both executors.
+    (f"9223372036854775806 + min({LABELS}, 1) == 9223372036854775807", None),
+    (f"{SMALLEST} < 0 and {SMALLEST} % -1 == 0", None),
+    (f"sum([9223372036854775807, {LABELS}, 0 - 5]) > 0", None),     # only a partial sum leaves: Go wraps back
+    (f"int(1000000000.0 * 1000000000.0 * {LABELS}) > 0", None),
+    (f'milli(quantity("8Pi") + quantity("1Ti") * {LABELS}) > 0', None),
+])
+def test_integers_stay_in_64_bits_on_both_executors(cond, overflow):
+    """Integer arithmetic, sums, abs and conversions refuse to leave the 64-bit integers (and
+    quantities their 64-bit milli-units), as a policy error naming the statement, alike on both
+    executors; where int64 would wrap, numpy would too, so the vector executor must notice."""
+    text = f"policy Team\n\nfilter team {{\n    reject when {cond}\n        reason \"no\"\n}}\n\n" \
+           "profile team {\n    use Team weight 1\n}\n"
+    nodes = [{"apiVersion": "v1", "kind": "Node",
+              "metadata": {"name": f"node-{i}", "labels": {"a": "1", "b": "2"} if i == 0 else {"a": "1"}}}
+             for i in range(2)]
+    if overflow is None:
+        with mock.patch.object(Executable, "reference", side_effect=AssertionError("fell back to the reference")):
+            reference, vector = _team_decisions(text, nodes)
+        assert reference.message == "0/2 nodes are available: 2 no."
+    else:
+        reference, vector = _team_decisions(text, nodes)
+        kind = "a quantity's 64-bit count of milli-units" if "Pi" in overflow else "the 64-bit integers"
+        assert reference.message == (f'running "Team" filter plugin: <team>.sched:4:5: integer overflow: {overflow} '
+                                     f'leaves {kind}')
     assert vector == reference
 
 

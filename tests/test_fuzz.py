@@ -4,7 +4,8 @@ configurations, test files and lint settings. The mutations (fuzz/mutate.py) sta
 in examples/, stdlib_policies/ and tests/fixtures/; the contract is checked in fuzz/targets.py.
 
 Seeded and derandomized, a few examples per kind so the module takes about 20 s; look harder with
-POLICYLANG_FUZZ_EXAMPLES=500. The committed atheris corpus (fuzz/corpus/, found by fuzz/*.py) is
+POLICYLANG_FUZZ_EXAMPLES=500. Each command must end within POLICYLANG_FUZZ_SECONDS (60) or it is a
+crash, so a mutation that hangs fails CI instead of hanging it. The committed atheris corpus (fuzz/corpus/, found by fuzz/*.py) is
 replayed through the same entry points, so CI covers it without atheris."""
 
 import os
@@ -94,3 +95,15 @@ def test_every_diagnostic_code_is_documented():
     listed = set(re.findall(r"^\| (P\d{3}) \|", (root / "docs" / "diagnostics.md").read_text(), re.MULTILINE))
     assert "P063" in listed
     assert used == listed, (sorted(used - listed), sorted(listed - used))
+
+
+def test_a_command_that_does_not_end_in_time_is_a_crash(monkeypatch):
+    """The fuzzing contract's bound on time: a command past SECONDS is reported, not waited for."""
+    import time
+
+    monkeypatch.setattr(targets, "SECONDS", 0.2)
+    monkeypatch.setattr("policylang.cli.main", lambda argv: time.sleep(5) or 0)
+    started = time.monotonic()
+    with pytest.raises(targets.Crash, match=r"policylang check x ran past 0.2s"):
+        targets.run_cli("check", "x")
+    assert time.monotonic() - started < 3

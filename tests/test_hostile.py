@@ -50,6 +50,22 @@ def test_imports_and_uses_stay_in_the_policys_tree(capsys, outside, line):
     assert "secret-token" not in err
 
 
+@pytest.mark.parametrize("verb", [("check",), ("lint",), ("lint", "--format", "github"), ("lint", "--format", "json"),
+                                  ("lint", "--format", "sarif")])
+def test_a_special_file_imported_is_never_quoted_by_any_verb_or_format(capsys, tmp_path, monkeypatch, verb):
+    """`import "/proc/self/environ"` printed CI's environment, secrets included, also through
+    `lint --format github`."""
+    if not Path("/proc/self/environ").exists():
+        pytest.skip("no /proc here")
+    monkeypatch.setenv("POLICYLANG_TEST_SECRET", "secret-token-456")
+    policy = tmp_path / "team.sched"
+    policy.write_text('policy Team\nimport "/proc/self/environ" as e\n')
+    code, out, err = run(capsys, *verb, policy)
+    assert code == 2
+    assert "P063" in out + err
+    assert "secret-token-456" not in out + err and "POLICYLANG_TEST_SECRET" not in out + err
+
+
 def test_a_symlink_inside_the_tree_does_not_lead_out_of_it(capsys, outside):
     (outside / "tree" / "link.sched").symlink_to(outside / "other.sched")
     policy = outside / "tree" / "team.sched"
@@ -324,3 +340,50 @@ def test_the_unused_let_rule_reads_each_statement_once(capsys, tmp_path, monkeyp
     code, out, err = run(capsys, "lint", "--select", "S301", policy)
     assert code == 1 and "'unused' is never used" in out and "'x" not in out, (out, err)
     assert len(calls) <= n + 3
+
+
+# ---- numbers past what the API holds: refused at once by every command --------------------------
+
+HUGE_QUANTITY = "1e999999999"   # 30 bytes that hung every command (10^999999999 computed)
+
+
+def test_a_huge_quantity_is_refused_at_once_by_check_eval_and_lint(capsys, tmp_path):
+    policy = tmp_path / "team.sched"
+    policy.write_text(f"policy Team\nfilter f {{\n    reject when node.metadata.name == \"\" and "
+                      f"milli({HUGE_QUANTITY}) > 0\n        reason \"never\"\n}}\n")
+    pod = tmp_path / "pod.yaml"
+    pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: q, namespace: default}\nspec:\n"
+                   f"  containers: [{{name: c, image: busybox, resources: {{requests: {{cpu: {HUGE_QUANTITY}}}}}}}]\n")
+    started = time.monotonic()
+    code, _, err = run(capsys, "check", policy)
+    assert code == 2 and f"quantity '{HUGE_QUANTITY}' is out of range" in err
+    code, _, err = run(capsys, "eval", "--cluster", EXAMPLES / "cluster.yaml", "--pod", pod)
+    assert code == 2 and f"quantity '{HUGE_QUANTITY}' is out of range" in err
+    code, out, err = run(capsys, "lint", pod)
+    assert code in (1, 2) and HUGE_QUANTITY in out + err and "Traceback" not in err
+    assert time.monotonic() - started < 30
+
+
+def test_a_float_past_what_json_holds_in_simulate_is_an_input_error(capsys, tmp_path):
+    """`1e400` in a pod given to simulate (YAML reads it as infinity) crashed."""
+    pod = tmp_path / "pod.yaml"
+    pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: big, namespace: default}\nspec:\n"
+                   "  priority: 1e400\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: 1e400}}}]\n")
+    code, _, err = run(capsys, "simulate", "--cluster", EXAMPLES / "cluster.yaml", "--pods", pod)
+    assert code == 2, err
+    assert f"{pod}: Pod default/big: field spec" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("value, why", [("1 / 0", "division by zero"),
+                                        ("9223372036854775807 + 1", "integer overflow: 9223372036854775807 + 1 "
+                                                                    "leaves the 64-bit integers")])
+def test_a_rule_value_that_cannot_be_computed_is_p057_not_a_crash(capsys, tmp_path, value, why):
+    """A rule's max_skew is computed once, when the profile compiles: as a param's value, an error
+    there is the policy's (it was an internal error, exit 3)."""
+    policy = tmp_path / "rule.sched"
+    policy.write_text("policy R\n\nrule r {\n"
+                      f'    spread by "topology.kubernetes.io/zone" max_skew {value} when_unsatisfiable DoNotSchedule\n'
+                      "}\n\nprofile p {\n    use R\n}\n")
+    code, _, err = run(capsys, "check", policy)
+    assert code == 2, err
+    assert f"{policy}:4:54: error[P057]: this value cannot be computed: {why}" in err

@@ -411,3 +411,37 @@ def test_fix_keeps_crlf_line_endings(capsys, tmp_path):
     code, out, _ = run(capsys, "--fix", target)
     assert "fixed 1 file" in out
     assert target.read_bytes() == (FIXTURES / "fixed" / "S301_bad.sched").read_bytes().replace(b"\n", b"\r\n")
+
+
+# ---- what check reports beyond the checker: a plan past its bound --------------------------------
+
+def test_a_plan_that_inlining_grows_past_its_bound_is_reported_as_check_reports_it(capsys, golden, at_root):
+    fixture = FIXTURES / "errors" / "P081_plan_too_large.sched"
+    code, out, err = run(capsys, rel(fixture))
+    assert code == 2
+    assert main(["check", rel(fixture)]) == 2
+    assert capsys.readouterr().err in err      # the same diagnostic, at the same call
+    golden(fixture.with_name(fixture.name + ".out"), out + err)
+
+
+def test_a_plan_within_its_bound_is_counted_not_compiled(at_root, monkeypatch):
+    """Lint counts each profile's plan from the syntax (each def's inlined size once): the stdlib
+    and the examples are far inside the bound, so lint compiles none of them."""
+    from policylang import compile as compiler
+
+    def refuse(*args):
+        raise AssertionError("lint compiled a profile")
+    monkeypatch.setattr(compiler._Compiler, "profile", refuse)
+    result = lint([str(stdlib_dir() / "default.sched"), "examples"])
+    assert not result.input_errors
+
+
+def test_a_plan_whose_count_passes_the_bound_is_compiled_to_be_sure(tmp_path):
+    """The count is an upper bound (statements count, and every plugin three times): past it, the
+    profile is compiled, and a plan that compile finds within the bound is no error."""
+    from test_budget import doubling_defs
+
+    path = tmp_path / "doubling.sched"      # 13 levels: 65,535 expressions, counted as 196,612
+    path.write_text("\n".join(["policy Doubling", *doubling_defs(13), "profile p {", "    use Doubling", "}", ""]))
+    assert not lint([str(path)]).input_errors
+    assert main(["check", str(path)]) == 0

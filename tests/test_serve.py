@@ -291,6 +291,19 @@ profile team-scheduler {
 """
 
 
+COSTLY = """policy Costly
+
+filter f {
+    reject when count(a in range(1000) where node.metadata.name == pod.metadata.name) > 0
+        reason "never"
+}
+
+profile team-scheduler {
+    use Costly
+}
+"""
+
+
 def test_work_past_the_request_timeout_is_answered_with_the_extenders_error(tmp_path):
     # 25 million steps (minutes): the deadline, not the step budget, stops it.
     (tmp_path / "slow.sched").write_text(SLOW)
@@ -341,3 +354,25 @@ def test_what_the_extender_keeps_between_requests_is_used_only_for_equal_input(t
         assert {h["Host"]: h["Score"] for h in scores}["gpu-a1"] == 10
     finally:
         server.close()
+def test_each_request_is_one_evaluation_with_whole_cost_budgets(tmp_path):
+    """A request is one evaluation: the budgets start whole for each (what earlier ones spent is
+    not taken from it), and one that runs out is a 500 naming the statement, never a crash."""
+    import io
+
+    from policylang.cost import max_cost
+    from policylang.extender import PlanFailed
+    from policylang.serve import Options, Server
+
+    (tmp_path / "costly.sched").write_text(COSTLY)
+    options = Options(profile=str(tmp_path / "costly.sched"), cluster=(str(ROOT / "examples/cluster.yaml"),))
+    body = lambda name: {"Pod": _pod(name), "NodeNames": NAMES}      # noqa: E731 (a new pod: nothing kept)
+    with max_cost(20_000, 20_000):      # each request takes 7,000 to 14,000 steps
+        server = Server(options, log=io.StringIO())
+        for i in range(5):
+            answer, outcome, _ = server.answer("filter", body(f"web-{i}"))
+            assert answer["NodeNames"] == NAMES
+    with max_cost(1_000):
+        with pytest.raises(PlanFailed, match=r"costly.sched:4:5: evaluation ran past its cost budget of 1,000 "
+                                             r"steps for pod default/web-5 in plugin Costly"):
+            server.answer("filter", body("web-5"))
+    server.close()

@@ -39,22 +39,38 @@ def test_crlf_is_written_when_asked(tmp_path):
     assert f.read_bytes() == b"a\r\nb\r\n"
 
 
-@pytest.mark.parametrize("kind", ["fifo", "directory", "read-only", "missing directory"])
-def test_what_is_not_a_writable_regular_file_is_refused_and_left_alone(tmp_path, kind):
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory", "read-only", "read-only directory",
+                                  "missing directory"])
+def test_what_is_not_a_writable_regular_file_is_refused_and_left_alone(tmp_path, monkeypatch, kind):
     path = tmp_path / "target"
     if kind == "fifo":
         os.mkfifo(path)
+    elif kind == "device":      # as root, a device node was replaced by a regular file
+        if os.geteuid() != 0:
+            pytest.skip("only root makes device nodes")
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))     # /dev/null's numbers
     elif kind == "directory":
         path.mkdir()
     elif kind == "read-only":
         path.write_text("keep\n")
         path.chmod(0o444)
+    elif kind == "read-only directory":
+        # The temporary file cannot be made there (as root it can, so the refusal is simulated).
+        path.write_text("keep\n")
+
+        def refused(*args, **kw):
+            raise PermissionError(13, "Permission denied", str(tmp_path))
+        monkeypatch.setattr("tempfile.mkstemp", refused)
     else:
         path = tmp_path / "nope" / "target"
     with pytest.raises(InputError, match="cannot write"):
         write_atomic(path, "new\n")
     if kind == "fifo":
         assert stat.S_ISFIFO(path.stat().st_mode)
+    if kind == "device":
+        assert stat.S_ISCHR(path.stat().st_mode)
+    if kind == "read-only directory":
+        assert path.read_text() == "keep\n"
     if kind == "read-only":
         assert path.read_text() == "keep\n"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]

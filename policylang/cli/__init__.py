@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         with allowed_roots(args.allow_root), input_size_limit(args.max_input_size), stdin_unread(), \
-                _quiet_when_pipe_closes(), deep_recursion(), max_cost(args.max_cost), \
+                _quiet_when_pipe_closes(), deep_recursion(), max_cost(args.max_cost, args.max_total_cost), \
                 _time_limit(getattr(args, "timeout", None)):
             return args.run(args)
     except PolicyError as err:

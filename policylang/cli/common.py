@@ -11,7 +11,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from ..cost import DEFAULT_MAX_COST
+from ..cost import DEFAULT_MAX_COST, DEFAULT_MAX_TOTAL_COST
 from ..diagnostics import InputError
 from ..inputs import DEFAULT_MAX_INPUT_SIZE
 
@@ -136,6 +136,9 @@ def input_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-cost", type=positive_count, metavar="N",
                    help=f"let each pod's evaluation take up to N steps (items comprehensions and folds go "
                         f"through, numbers range makes; default {DEFAULT_MAX_COST:,})")
+    p.add_argument("--max-total-cost", type=positive_count, metavar="N",
+                   help=f"let the whole evaluation (every pod of the run; one request of serve) take up to N "
+                        f"steps (default {DEFAULT_MAX_TOTAL_COST:,})")
 
 
 def seconds(text: str) -> float:

@@ -10,6 +10,7 @@ import attrs
 
 from .. import ast
 from ..check import check
+from ..compile import plan_size_error
 from ..diagnostics import InputError, PolicyError
 from ..inputs import read_source
 from ..program import load_program
@@ -107,8 +108,14 @@ def lint(paths: list[str], selection: Selection | None = None, options: Options 
 # ---- .sched -----------------------------------------------------------------------------------
 
 def _load(path: str, text: str):
+    """The file loaded and checked, or the PolicyError that `check` reports for it (a plan that
+    inlining would grow past its bound, P081, included: counted, compiled only when it may)."""
     program = load_program(path, text=text)
-    return program, check(program)
+    checked = check(program)
+    too_large = plan_size_error(checked)
+    if too_large is not None:
+        raise too_large
+    return program, checked
 
 
 def _sched_findings(path: str, text: str, rules, options, external) -> list[Finding] | PolicyError:

@@ -14,6 +14,7 @@ import attrs
 from .. import plan as P
 from ..cluster.model import LabelSelector, Pod
 from ..cluster.state import ClusterState
+from ..builtins import IntegerOverflow
 from ..cost import CostExceeded
 from .batch import VectorExecutor
 from .framework import call, truthy
@@ -57,18 +58,26 @@ def _steps(steps: Iterable, backend) -> tuple:
 
 
 def _naming(fn, origin):
-    """fn, naming ``origin`` as the statement that ran out when the cost budget does."""
+    """fn, naming ``origin`` as the statement that ran out when the cost budget does, or where an
+    integer overflowed."""
     if fn is None:
         return None
 
     def run(*args):
         try:
             return fn(*args)
-        except CostExceeded as err:
+        except (CostExceeded, IntegerOverflow) as err:
             if err.origin is None:
                 err.origin = origin
             raise
     return run
+
+
+def _named_loop(loop: tuple, origin) -> tuple:
+    """per_node_loop's (body, invariants), its body named as _naming does (invariants are computed
+    while it reads them)."""
+    body, invariants = loop
+    return _naming(body, origin), invariants
 
 
 @attrs.frozen
@@ -149,7 +158,7 @@ class Executable:
             score = _Score(_steps(s.pod_steps, backend),
                            _steps(s.feasible_steps, backend), _steps(s.node_steps, backend),
                            _naming(compile_ir(s.value), s.value_origin),
-                           s.normalize, per_node_loop(s.normalize_expr) if custom else None,
+                           s.normalize, _named_loop(per_node_loop(s.normalize_expr), s.origin) if custom else None,
                            _naming(backend.compile_vector(s.value), s.value_origin),
-                           backend.compile_vector(s.normalize_expr) if custom else None)
+                           _naming(backend.compile_vector(s.normalize_expr), s.origin) if custom else None)
         return _Plugin(p.name, p.weight, dict(p.params), filters, score, p.postfilter)

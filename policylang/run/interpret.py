@@ -22,7 +22,7 @@ from .. import builtins as bi
 from .. import plan as P
 from ..cluster import model
 from ..cluster.quantity import Quantity
-from ..builtins import EvalError
+from ..builtins import INT64, EvalError, in_range
 from ..cost import BUDGET, charge
 from ..types import DERIVED
 
@@ -219,10 +219,34 @@ def _op(ir: P.Op) -> Fn:
 def _plus(a, b):
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return list(a) + list(b)
-    return a + b
+    r = a + b
+    return r if type(r) is int and -INT64 <= r < INT64 else in_range(r, "{} + {}", a, b)
 
 
-_ARITH = {"+": _plus, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": go_div, "%": go_mod}
+# Both executors' arithmetic on plain values: integers stay in the 64 bits (builtins.in_range),
+# checked here first for the common case of an int that fits.
+def _minus(a, b):
+    r = a - b
+    return r if type(r) is int and -INT64 <= r < INT64 else in_range(r, "{} - {}", a, b)
+
+
+def _times(a, b):
+    r = a * b
+    return r if type(r) is int and -INT64 <= r < INT64 else in_range(r, "{} * {}", a, b)
+
+
+def _divided(a, b):
+    return in_range(go_div(a, b), "{} / {}", a, b)
+
+
+_ARITH = {"+": _plus, "-": _minus, "*": _times, "/": _divided, "%": go_mod}
+
+
+def negate(v):
+    if v is None:
+        return None
+    r = -v
+    return r if type(r) is int and -INT64 <= r < INT64 else in_range(r, "-({})", v)
 
 
 def _not(ir: P.Not) -> Fn:
@@ -233,10 +257,7 @@ def _not(ir: P.Not) -> Fn:
 def _neg(ir: P.Neg) -> Fn:
     operand = compile_ir(ir.operand)
 
-    def run(env):
-        v = operand(env)
-        return None if v is None else -v
-    return run
+    return lambda env: negate(operand(env))
 
 
 def _cond(ir: P.Cond) -> Fn:
@@ -346,11 +367,13 @@ def _comp(ir: P.Comp) -> Fn:
 
 
 def _sum(values) -> Any:
+    """Checked once, at the end: Go's int64 sum wraps back as exactly when only a partial sum
+    leaves the 64 bits."""
     acc = 0
     for v in values:
         if v is not None:
             acc = acc + v
-    return acc
+    return in_range(acc, "a sum")
 
 
 def _extreme(pick):
@@ -396,20 +419,9 @@ def _fold(ir: P.Fold) -> Fn:
         _charge_len(seq)
         for x in seq:
             env[acc], env[var] = value, x
-            value = fold_bounded(body(env))
+            value = body(env)
         return value
     return run
-
-
-INT64 = 2**63
-
-
-def fold_bounded(value):
-    """A fold's accumulator, which may not leave the 64-bit integers (as CEL's may not): a fold
-    that squares its accumulator would otherwise need memory doubling at every item."""
-    if type(value) is int and not -INT64 <= value < INT64:
-        raise EvalError("integer overflow: a fold's value left the 64-bit integers")
-    return value
 
 
 def _call(ir: P.CallBuiltin) -> Fn:

@@ -18,7 +18,7 @@ from ... import builtins as bi
 from ... import plan as P
 from ...builtins import POLICY_ERRORS
 from ...cost import charge
-from ..interpret import _ARITH, _api_attrs, _contains, _order, compile_ir, field_reader, fold_bounded, index_value
+from ..interpret import _ARITH, _api_attrs, _contains, _order, compile_ir, field_reader, index_value, negate
 from . import builtin_forms
 from .analysis import is_arithmetic
 from .comprehension import comprehension_form
@@ -227,8 +227,8 @@ def _neg(ir: P.Neg, sub):
     def run(venv, n):
         v = operand(venv, n)
         if isinstance(v, Col) and num_kind(v) in ("int", "float"):
-            return Col(-v.a)
-        return elementwise(lambda x: None if x is None else -x, [v], n)
+            return Col(-v.a)    # int columns hold less than 2^62 (values.INT_LIMIT): no wrap
+        return elementwise(negate, [v], n)
     return run
 
 
@@ -305,7 +305,7 @@ def _fold(ir: P.Fold, sub):
         charge(len(seq) * n)    # as the reference, which folds the list on each node
         for x in seq:
             venv[acc], venv[var] = value, x
-            value = fold_bounded(body(venv, n))
+            value = body(venv, n)
         return value
     return run
 
