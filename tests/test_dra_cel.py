@@ -259,9 +259,10 @@ def test_an_unparsable_version_attribute_is_upstreams_attribute_error():
 def test_compile_errors_point_at_the_source_like_cel_go():
     with pytest.raises(CompileError) as err:
         compile_selector("device.driver == 'a' &&\n  device.nmae == 'b'")
-    assert str(err.value) == ("compilation failed: ERROR: <input>:2:10: undefined field 'nmae'\n"
+    # cel-go's text for the same expression, exactly (a selection is placed at its dot).
+    assert str(err.value) == ("compilation failed: ERROR: <input>:2:9: undefined field 'nmae'\n"
                               " |   device.nmae == 'b'\n"
-                              " | .........^")
+                              " | ........^")
 
 
 def test_compilations_are_cached():

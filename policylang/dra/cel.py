@@ -154,8 +154,12 @@ def join(a: T, b: T) -> T | None:
     list's elements), None when they are not assignable (HomogeneousAggregateLiterals)."""
     if a == b:
         return a
-    if is_dyn(a) or is_dyn(b):
-        return DYN if DYN in (a, b) else ANY
+    if is_dyn(b):
+        return b         # cel-go's mostGeneral: of two dyn-like types the later one
+    if is_dyn(a):
+        return a
+    if NULL in (a, b) and ({a, b} - {NULL}) <= {QUANTITY, SEMVER, DEVICE}:
+        return b if a == NULL else a         # null is assignable to object types
     if a.name == b.name and len(a.params) == len(b.params):
         params = [join(x, y) for x, y in zip(a.params, b.params)]
         if None not in params:
@@ -318,9 +322,9 @@ def equal(a: Any, b: Any) -> bool:
         return a == b
     ka, kb = kind(a), kind(b)
     if ka != kb:
-        if ka in (QUANTITY, SEMVER):
-            # apiservercel's Quantity and Semver answer another type with "no such overload"
-            # (a built-in value on the left answers false, as CEL's heterogeneous equality does).
+        if ka in (QUANTITY, SEMVER) and b is not None:
+            # apiservercel's Quantity and Semver answer `==` with another type by "no such
+            # overload" (a built-in value on the left answers false; `!=` is never an error).
             raise EvalError("no such overload")
         return False
     if isinstance(a, tuple):
@@ -708,6 +712,20 @@ def _traverse_twice(s: str, *_: Any) -> int:
     return math.ceil(len(s) * 0.2)
 
 
+def _traverse_list(items: tuple, *_: Any) -> int:
+    # library/cost.go's traversalCost of the list: its elements' sizes at a tenth, at least 1 each
+    return sum(_size_cost(len(i)) if isinstance(i, (str, bytes)) else 1 for i in items)
+
+
+def _list_index(items: tuple, value: Any, last: bool) -> int:
+    """library.Lists' indexOf / lastIndexOf: the first (last) position of an equal element."""
+    order = range(len(items) - 1, -1, -1) if last else range(len(items))
+    for i in order:
+        if equal(items[i], value):
+            return i
+    return -1
+
+
 def _contains_cost(s: str, t: str) -> int:
     return _size_cost(len(s)) * _size_cost(len(t))
 
@@ -747,9 +765,11 @@ MEMBERS: dict[str, list[Overload]] = {
     "matches": [Overload((STRING, STRING), BOOL, lambda s, p: _regex(p).search(s) is not None, _regex_cost)],
     # ext.Strings(version 2)
     "charAt": [Overload((STRING, INT), STRING, _char_at)],
-    "indexOf": [Overload((STRING, STRING), INT, _index_of, _traverse),
+    "indexOf": [Overload((LIST, DYN), INT, lambda xs, x: _list_index(xs, x, False), _traverse_list),
+                Overload((STRING, STRING), INT, _index_of, _traverse),
                 Overload((STRING, STRING, INT), INT, _index_of, _traverse)],
-    "lastIndexOf": [Overload((STRING, STRING), INT, lambda s, t: s.rfind(t), _traverse),
+    "lastIndexOf": [Overload((LIST, DYN), INT, lambda xs, x: _list_index(xs, x, True), _traverse_list),
+                    Overload((STRING, STRING), INT, lambda s, t: s.rfind(t), _traverse),
                     Overload((STRING, STRING, INT), INT, lambda s, t, i: _index_of(s, t, i, last=True), _traverse)],
     "lowerAscii": [Overload((STRING,), STRING, _lower_ascii, _traverse)],
     "upperAscii": [Overload((STRING,), STRING, _upper_ascii, _traverse)],
@@ -794,7 +814,7 @@ UNSUPPORTED = frozenset({
     "url", "isURL", "getScheme", "getHost", "getHostname", "getPort", "getEscapedPath", "getQuery",
     "ip", "isIP", "cidr", "isCIDR", "containsIP", "containsCIDR", "prefixLength", "masked",
     "family", "isUnspecified", "isLoopback", "isLinkLocalMulticast", "isLinkLocalUnicast",
-    "isGlobalUnicast", "isSorted", "sum", "min", "max", "indexOf_list", "sets", "format",
+    "isGlobalUnicast", "isSorted", "sum", "min", "max", "sets", "format",
     "transformList", "transformMap", "transformMapEntry", "all", "exists", "existsOne",
     "optional", "orValue", "hasValue", "value", "or", "reverse", "slice", "flatten", "distinct",
     "sort", "sortBy", "range", "first", "last", "timestamp", "duration", "named", "validate",
@@ -854,15 +874,70 @@ class _CheckError(Exception):
         self.where = where
 
 
-def _pos(where: Any) -> tuple[int, int]:
+def _pos(where: Any, lines: list[str]) -> tuple[int, int]:
+    """Where cel-go reports an error about ``where``: an operator at its symbol, a selection at
+    its dot, a call at its parenthesis, an index at its bracket, a ternary at its ``?``,
+    anything else where it starts (parentheses make no node: their content's place)."""
     if where is None:
         return -1, 0
     if isinstance(where, lark.Token):
         return where.line or 1, where.column or 1
+    rule, children = where.data, where.children
+    if rule == "paren_expr" or (rule in _WRAPPERS and len(children) == 1):
+        return _pos(children[0], lines)
+    after = None
+    if rule == "member_dot":
+        after, symbol = children[0], "."
+    elif rule == "member_dot_arg":
+        after, symbol = children[1], "("
+    elif rule in ("ident_arg", "dot_ident_arg"):
+        after, symbol = children[0], "("
+    elif rule == "member_index":
+        after, symbol = children[0], "["
+    elif rule == "expr" and len(children) == 3:
+        after, symbol = children[0], "?"
+    elif rule in ("relation", "addition", "multiplication") and len(children) == 2:
+        op_tree = children[0]
+        after, symbol = op_tree.children[0], _SYMBOLS[op_tree.data]
+    if after is not None:
+        found = _scan(lines, _end(after), symbol)
+        if found:
+            return found
     meta = getattr(where, "meta", None)
     if meta is not None and not getattr(meta, "empty", True):
         return meta.line, meta.column
     return 1, 1
+
+
+_SYMBOLS = {"relation_lt": "<", "relation_le": "<=", "relation_gt": ">", "relation_ge": ">=",
+            "relation_eq": "==", "relation_ne": "!=", "relation_in": "in", "addition_add": "+",
+            "addition_sub": "-", "multiplication_mul": "*", "multiplication_div": "/",
+            "multiplication_mod": "%"}
+
+
+def _end(node: Any) -> tuple[int, int] | None:
+    if isinstance(node, lark.Token):
+        return node.end_line, node.end_column
+    meta = getattr(node, "meta", None)
+    if meta is None or getattr(meta, "empty", True):
+        return None
+    return meta.end_line, meta.end_column
+
+
+def _scan(lines: list[str], start: tuple[int, int] | None, symbol: str) -> tuple[int, int] | None:
+    """The position of ``symbol`` at or after ``start``, past whitespace and comments."""
+    if start is None:
+        return None
+    line, column = start
+    while 0 < line <= len(lines):
+        text = lines[line - 1]
+        i = column - 1
+        while i < len(text) and text[i] in " \t\r\f\v":
+            i += 1
+        if i < len(text) and not text.startswith("//", i):
+            return (line, i + 1) if text.startswith(symbol, i) else None
+        line, column = line + 1, 1
+    return None
 
 
 _WRAPPERS = frozenset({"expr", "conditionalor", "conditionaland", "relation", "addition",
@@ -995,7 +1070,12 @@ class _Compiler:
                 a, b = lf(r), rf(r)
                 if type(a) not in _UNSIZED and type(b) not in _UNSIZED:
                     r.charge(_compare_cost(a, b))
-                return equal(a, b) is not negate
+                if negate:
+                    try:
+                        return not equal(a, b)
+                    except EvalError:
+                        return True
+                return equal(a, b)
             return Node(BOOL, eq)
         orderable = (BOOL, STRING, BYTES, INT, UINT, DOUBLE, NULL)
         ok = (is_dyn(lt) or lt in orderable) and (is_dyn(rt) or rt in orderable) and (
@@ -1031,6 +1111,8 @@ class _Compiler:
         static = join(lt, rt)
         if static is not None and is_dyn(static):
             static = lt if not is_dyn(lt) else rt if not is_dyn(rt) else DYN
+        if symbol in "+-" and NULL in (lt, rt) and all(t == NULL or is_dyn(t) for t in (lt, rt)):
+            static = DYN     # null is assignable to timestamp and duration, which + and - take
         if static is None or not is_dyn(static) and not any(static.name == a.name for a in allowed):
             self.fail(f"found no matching overload for '_{symbol}_' applied to '({lt}, {rt})'", tree)
         lf, rf = left.fn, right.fn
@@ -1084,7 +1166,7 @@ class _Compiler:
         if target_tree.data == "member" and len(target_tree.children) == 1 and target_tree.children[0].data == "primary":
             pass
         target = self.compile(target_tree, scope, d)
-        return self.select(target, field, name_token)
+        return self.select(target, field, tree)
 
     def select(self, target: Node, field: str, where) -> Node:
         t, f = target.type, target.fn
@@ -1177,7 +1259,7 @@ class _Compiler:
             return self.macro(name, target_tree, arg_trees, scope, d, tree)
         target = self.compile(target_tree, scope, d)
         args = [self.compile(a, scope, d) for a in arg_trees]
-        return self.call(name, [target] + args, True, name_token)
+        return self.call(name, [target] + args, True, tree)
 
     def c_primary(self, tree, scope, d) -> Node:  # pragma: no cover - single-child primaries are unwrapped
         return self.compile(tree.children[0], scope, d)
@@ -1209,7 +1291,7 @@ class _Compiler:
         if name == "has":
             return self.has(arg_trees, scope, d, tree)
         args = [self.compile(a, scope, d) for a in arg_trees]
-        return self.call(name, args, False, token)
+        return self.call(name, args, False, tree)
 
     def c_dot_ident_arg(self, tree, scope, d) -> Node:
         return self.c_ident_arg(tree, scope, d)
@@ -1219,12 +1301,13 @@ class _Compiler:
         return self.compile(tree.children[0], scope, d)
 
     def c_list_lit(self, tree, scope, d) -> Node:
-        items = [self.compile(c, scope, d) for c in (tree.children[0].children if tree.children else [])]
+        trees = tree.children[0].children if tree.children else []
+        items = [self.compile(c, scope, d) for c in trees]
         elem = None
-        for item in items:
+        for item, item_tree in zip(items, trees):
             joined = item.type if elem is None else join(elem, item.type)
             if joined is None:
-                self.fail(f"expected type '{elem}' but found '{item.type}'", tree)
+                self.fail(f"expected type '{elem}' but found '{item.type}'", item_tree)
             elem = joined
         elem = elem or DYN
         fns = [i.fn for i in items]
@@ -1403,9 +1486,9 @@ class _Compiler:
         # allows (a literal's length, a device's 32 attributes), each iteration at its worst.
         elements = target.size if target.size is not None else CEL_SELECTOR_EXPRESSION_MAX_LENGTH
         self.extra = extra_before + elements * (body_cost + self.extra - extra_before)
-        for step, kind_ in zip(steps, ("filter" if len(steps) == 2 else name,) + ("map",)):
+        for step, step_tree, kind_ in zip(steps, arg_trees[1:], ("filter" if len(steps) == 2 else name,) + ("map",)):
             if kind_ in ("all", "exists", "exists_one", "filter") and not assignable(BOOL, step.type):
-                self.fail(f"expected type 'bool' but found '{step.type}'", where)
+                self.fail(f"expected type 'bool' but found '{step.type}'", step_tree)
         tf = target.fn
         fns = [s.fn for s in steps]
         run = _COMPREHENSIONS[name]
@@ -1664,6 +1747,11 @@ _OPTIONS = dict(parser="lalr", start="expr", propagate_positions=True, maybe_pla
                 priority="invert", g_regex_flags=re.M)
 
 
+# celpy's grammar also reads `1.` as a float, so `1.exists(…)` would not parse; the CEL spec (and
+# cel-go's lexer) want a digit after the point.
+_FLOAT_AS_CEL_SPEC = '\n%override FLOAT_LIT: /-?/ DIGIT* "." DIGIT+ EXPONENT? | /-?/ DIGIT+ EXPONENT\n'
+
+
 @lru_cache(maxsize=None)
 def _parser() -> lark.Lark:
     """The LALR parser of cel-python's CEL grammar (``celpy/cel.lark``). Only the grammar file is
@@ -1674,7 +1762,7 @@ def _parser() -> lark.Lark:
     spec = importlib.util.find_spec("celpy")
     if spec is None or not spec.submodule_search_locations:
         raise CompileError("CEL selectors need the cel-python package (pip install cel-python)")
-    grammar = (Path(next(iter(spec.submodule_search_locations))) / "cel.lark").read_text()
+    grammar = (Path(next(iter(spec.submodule_search_locations))) / "cel.lark").read_text() + _FLOAT_AS_CEL_SPEC
     key = cache.key("cel-lark", grammar, lark.__version__, repr(sorted(_OPTIONS.items())))
 
     def tables() -> dict:
@@ -1726,8 +1814,9 @@ class Selector:
         with _deep_recursion() if self._deep else contextlib.nullcontext():
             result = self._fn(run)
         if not isinstance(result, bool):
-            raise EvalError(f"CEL result of type {_type_name(result)} could not be converted to bool: "
-                            f"type conversion error from '{_type_name(result)}' to 'bool'")
+            name = kind(result).output()
+            raise EvalError(f"CEL result of type {name} could not be converted to bool: "
+                            + _NOT_BOOL.get(name, f"type conversion error from '{name}' to 'bool'"))
         return result, run.cost
 
 
@@ -1742,6 +1831,12 @@ def _deep_recursion():
         yield
     finally:
         sys.setrecursionlimit(before)
+
+
+# ConvertToNative's texts for the values an attribute can hold (an any result is one of them).
+_NOT_BOOL = {"int": "unsupported type conversion from 'int' to bool",
+             "string": "unsupported native conversion from string to 'bool'",
+             "kubernetes.Semver": "type conversion error from 'Semver' to 'bool'"}
 
 
 def _compile(expression: str, new: bool = False) -> Selector:
@@ -1763,7 +1858,7 @@ def _compile(expression: str, new: bool = False) -> Selector:
         with _deep_recursion():
             node = compiler.compile(tree, _ROOT)
     except _CheckError as err:
-        line, column = _pos(err.where)
+        line, column = _pos(err.where, expression.splitlines() or [""])
         raise CompileError("compilation failed: " + _render(expression, err.message, line, column)) from None
     if node.type not in (BOOL, ANY):
         raise CompileError(f"must evaluate to bool or the unknown type, not {node.type.output()}")
