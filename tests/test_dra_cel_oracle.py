@@ -136,3 +136,28 @@ def test_selectors_decide_as_upstream_does(upstream):
             undercounted.append(f"{expression!r}: ours {cost}, cel-go {theirs['actual_cost']}")
     assert not disagreements, "\n".join(disagreements[:20])
     assert not undercounted, "\n".join(undercounted[:20])
+
+
+# validate_selector's "too complex" check is our own worst-case estimate, not cel-go's; on these
+# selectors, from small to far beyond the limit, it decides as cel-go's estimate does.
+_A = 'device.attributes["d"]'
+ESTIMATED = [
+    f"{_A}.all(a, {_A}.all(b, a != b))",
+    f'{_A}.all(a, {_A}.all(b, {_A}.all(c, a + b + c != "")))',
+    f'{_A}.all(a, {_A}.all(b, {_A}.all(c, {_A}.all(e, a + b + c + e != ""))))',
+    "device.attributes.all(d, device.attributes[d].all(a, a.size() > 0))",
+    f'{_A}.s.split(",").all(x, x.size() > 0)',
+    f'{_A}.map(k, k).filter(k, k.startsWith("a")).size() > 0',
+    f'{_A}.exists(k, {_A}[k] == "x")',
+    f'{_A}.s.split(",").all(x, x.split(",").all(y, y.split(",").all(z, z.size() > 0)))',
+    cases.NESTED_ALL,
+]
+
+
+def test_the_too_complex_check_agrees_with_cel_gos_estimate(upstream):
+    payload = [{"expression": e, "driver": "d", "attributes": {}, "versions": {}, "capacity": {}} for e in ESTIMATED]
+    done = subprocess.run([upstream], input=json.dumps(payload), capture_output=True, text=True, check=True)
+    limit = 1_000_000
+    for expression, theirs in zip(ESTIMATED, json.loads(done.stdout)):
+        ours = compile_selector(expression).max_cost
+        assert (ours > limit) == (theirs["max_cost"] > limit), (expression, ours, theirs["max_cost"])

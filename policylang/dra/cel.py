@@ -1203,7 +1203,7 @@ class _Compiler:
             else:
                 raise EvalError("no such overload")
             raise EvalError(f"no such key: {field}")
-        return Node(result, get, size=target.size if result.name == "map" else None)
+        return Node(result, get, size=_element_size(target, result))
 
     def c_member_index(self, tree, scope, d) -> Node:
         target = self.compile(tree.children[0], scope, d)
@@ -1246,7 +1246,7 @@ class _Compiler:
                     raise EvalError(f"index '{k}' out of range in list size '{len(c)}'")
                 return c[k]
             raise EvalError("no such overload")
-        return Node(result, get, size=target.size if result.name == "map" else None)
+        return Node(result, get, size=_element_size(target, result))
 
     def c_member_dot_arg(self, tree, scope, d) -> Node:
         target_tree, name_token = tree.children[0], tree.children[1]
@@ -1354,7 +1354,7 @@ class _Compiler:
     def c_literal(self, tree, scope, d) -> Node:
         token = tree.children[0]
         value, t = _literal(token, self)
-        return Node(t, lambda r: value, value)
+        return Node(t, lambda r: value, value, size=len(value) if isinstance(value, (str, bytes)) else None)
 
     # -- calls, macros
     def call(self, name: str, args: list[Node], member: bool, where) -> Node:
@@ -1403,7 +1403,7 @@ class _Compiler:
                 if cost is not None:
                     r.charge(cost(*values))
                 return impl(*values)
-            return Node(result, direct)
+            return Node(result, direct, size=_result_size(name, args))
 
         def dispatch(r):
             values = [f(r) for f in fns]
@@ -1413,7 +1413,7 @@ class _Compiler:
                         r.charge(o.cost(*values))
                     return o.impl(*values)
             raise EvalError(f"no such overload: {name}({', '.join(kind(v).output() for v in values)})")
-        return Node(result, dispatch)
+        return Node(result, dispatch, size=_result_size(name, args))
 
     def has(self, arg_trees, scope, d, where) -> Node:
         if len(arg_trees) != 1:
@@ -1511,6 +1511,24 @@ class _Compiler:
 
 
 _KEYWORD_LITERALS = {"true": (True, BOOL), "false": (False, BOOL), "null": (None, NULL)}
+
+
+def _element_size(container: Node, element: T) -> int | None:
+    """The most elements (or bytes) a looked-up value can have, for the validation estimate: a
+    domain's map holds 32 attributes, an attribute's value 64 bytes (DeviceAttributeMaxValueLength)."""
+    if element.name == "map":
+        return container.size
+    if container.type == map_of(STRING, ANY):
+        return DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH
+    return None
+
+
+def _result_size(name: str, args: list[Node]) -> int | None:
+    if name in ("split", "findAll") and args[0].size is not None:
+        return args[0].size + 1
+    if name in ("lowerAscii", "upperAscii", "trim", "substring") and args[0].size is not None:
+        return args[0].size
+    return None
 
 
 def _range(v: Any) -> tuple:
