@@ -9,19 +9,24 @@ closures that is type-checked as it is built, and ``Selector.matches`` runs it a
 Parsing is cel-python's (celpy) Lark grammar of CEL. The checker and the evaluator are ours,
 because no CEL library for Python carries what the DRA environment needs: typed values of
 Kubernetes' own types (``quantity(...)``, ``semver(...)``), the attribute maps that answer an
-unknown domain with an empty map, and a bound on the work of one evaluation. The environment is
-upstream's with the DRAConsumableCapacity feature off (its default in v1.35), so
-``device.allowMultipleAllocations`` is an undefined field.
+unknown domain with an empty map, and a bound on the work of one evaluation.
+
+The environment is the one kube-scheduler compiles in (environment.StoredExpressions, the
+DRAConsumableCapacity gate off, its default in v1.35): ``device.allowMultipleAllocations`` is
+declared and false. ``validate_selector`` checks new expressions as the API server does, without
+that field. tests/test_dra_cel_oracle.py holds all of this against upstream's own package.
 
 Cost: upstream enforces ``CELSelectorExpressionMaxCost`` with cel-go's cost tracker at runtime.
-Ours charges every node of the expression once, every node of a comprehension's body on each
-iteration, and operations on strings, bytes and lists by the size they touch (a tenth of a unit
-per byte or element, as cel-go's tracker does). That counts at least each unit of work cel-go
-would count per node, so a selector upstream stops also stops here; it can stop slightly sooner
-than upstream (a short-circuited branch inside a comprehension is still charged). Compile-time
-estimation (``validate_selector``'s "too complex" check) is a worst-case bound of the same
-model over the DRA environment's size limits, not cel-go's estimator, and it is documented as
-such where it is used.
+Ours charges each node of the expression once, each node of a comprehension's body and the
+fold's own steps on each iteration, and each call what cel-go's tracker and Kubernetes'
+CallCost charge it (strings by size, regular expressions by pattern length, ...). Every node
+costs at least what cel-go charges for it, so a selector upstream stops also stops here; it can
+stop slightly sooner (a branch skipped inside a comprehension is still charged). The
+compile-time estimate of ``validate_selector``'s "too complex" check is this model at the
+environment's size limits, not cel-go's estimator: close to it, not equal.
+
+Not supported (refused with a message that says so): the URL, IP/CIDR, sets, format and optional
+libraries, two-variable comprehensions and the lists library beyond indexOf/lastIndexOf.
 """
 
 from __future__ import annotations
