@@ -174,15 +174,10 @@ def join(a: T, b: T) -> T | None:
 
 # ---------------------------------------------------------------------------------------------
 # Runtime values: bool, int, Uint, float, str, bytes, None, tuple (list), dict (map),
-# Quantity, Semver, TypeValue.
+# Quantity, Semver.
 
 class Uint(int):
     """A CEL uint (Python has one int type)."""
-
-
-@attrs.frozen
-class TypeValue:
-    name: str
 
 
 class Semver:
@@ -389,9 +384,6 @@ class _DeviceValue:
     allowMultipleAllocations: bool = False
 
 
-def _type_name(v: Any) -> str:
-    return str(kind(v))
-
 
 # ---------------------------------------------------------------------------------------------
 # Evaluation state: bound variables and the cost counter.
@@ -559,7 +551,7 @@ def _to_bool(v: Any) -> bool:
         return True
     if v in ("0", "f", "F", "false", "FALSE", "False"):
         return False
-    raise EvalError(f"type conversion error from 'string' to 'bool'")
+    raise EvalError("type conversion error from 'string' to 'bool'")
 
 
 # resource.ParseQuantity's first check (ErrFormatWrong); a text that passes it and still fails
@@ -697,9 +689,6 @@ def _find_all(s: str, pattern: str, n: int = -1) -> tuple:
     return found if n < 0 else found[:n]
 
 
-def _size(v: Any) -> int:
-    return len(v)
-
 
 def _regex_cost(s: str, pattern: str, *_: Any) -> int:
     # library/cost.go (find, findAll) and cel-go (matches): the string's traversal times the
@@ -740,7 +729,6 @@ def _join_cost(items: tuple, sep: str = "") -> int:
     return math.ceil(size * 0.2)
 
 
-A = DYN     # a type parameter: checked as dyn (the operand types are then compared at runtime)
 LIST, MAP = list_of(DYN), map_of(DYN, DYN)
 
 # Global functions: name → overloads. Member functions: name → overloads with the receiver first.
@@ -1168,8 +1156,6 @@ class _Compiler:
     def c_member_dot(self, tree, scope, d) -> Node:
         target_tree, name_token = tree.children
         field = str(name_token)
-        if target_tree.data == "member" and len(target_tree.children) == 1 and target_tree.children[0].data == "primary":
-            pass
         target = self.compile(target_tree, scope, d)
         return self.select(target, field, tree)
 
@@ -1265,9 +1251,6 @@ class _Compiler:
         target = self.compile(target_tree, scope, d)
         args = [self.compile(a, scope, d) for a in arg_trees]
         return self.call(name, [target] + args, True, tree)
-
-    def c_primary(self, tree, scope, d) -> Node:  # pragma: no cover - single-child primaries are unwrapped
-        return self.compile(tree.children[0], scope, d)
 
     def c_ident(self, tree, scope, d) -> Node:
         token = tree.children[0]
