@@ -12,7 +12,7 @@ import attrs
 import lark
 
 from policylang.cluster.quantity import Quantity
-from policylang.dra.cel_values import (_Run, ANY, BOOL, BYTES, CEL_SELECTOR_EXPRESSION_MAX_LENGTH,
+from policylang.dra.cel_values import (AbortError, _Run, ANY, BOOL, BYTES, CEL_SELECTOR_EXPRESSION_MAX_LENGTH,
     DEVICE, DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH, DEVICE_FIELDS, DOUBLE, DYN, EvalError, Fn, INT,
     INT_MAX, INT_MIN, MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE, MAX_NESTING, NULL, NUMERIC, STRING,
     Semver, T, UINT, UINT_MAX, Uint, _DefaultMap, _DeviceValue, _EMPTY, _MISSING, _UNSIZED,
@@ -28,6 +28,7 @@ class Node:
     fn: Fn
     const: Any = _MISSING      # a literal's value, for the regex validator
     size: int | None = None    # the most elements a list or map can hold, where known
+    scalars: bool = False      # a non-empty list literal of literal strings, numbers and bools
 
 
 
@@ -216,6 +217,8 @@ class _Compiler:
             for f in fns:
                 try:
                     v = f(r)
+                except AbortError:
+                    raise
                 except EvalError as err:
                     error = error or err
                     continue
@@ -248,11 +251,17 @@ class _Compiler:
                     rt.name in ("list", "map") and not assignable(rt.params[0], lt)):
                 self.fail(f"found no matching overload for '{name}' applied to '({lt}, {rt})'", tree)
 
+            # cel-go turns `x in [literal scalars]` into a hash-set lookup, where a semantic
+            # version (a Go struct holding slices) cannot be hashed: upstream's error, kept.
+            hashed = right.scalars
+
             def contains(r):
                 item, container = lf(r), rf(r)
+                if hashed and isinstance(item, Semver):
+                    raise AbortError("internal error: runtime error: hash of unhashable type cel.Semver")
                 if isinstance(container, tuple):
                     r.charge(len(container))
-                    return any(equal(item, x) for x in container)
+                    return any(equal(x, item) for x in container)   # as list.Contains: element.Equal(item)
                 if isinstance(container, Mapping):
                     return _find(container, item) is not _MISSING
                 raise EvalError("no such overload")
@@ -499,10 +508,10 @@ class _Compiler:
         items = [self.compile(c, scope, d) for c in trees]
         elem = None
         for item, item_tree in zip(items, trees):
-            joined = item.type if elem is None else join(elem, item.type)
-            if joined is None:
+            # HomogeneousAggregateLiterals: every element of the first one's type, dyn included
+            if elem is not None and item.type != elem:
                 self.fail(f"expected type '{elem}' but found '{item.type}'", item_tree)
-            elem = joined
+            elem = item.type
         elem = elem or DYN
         fns = [i.fn for i in items]
         n = len(fns)
@@ -510,7 +519,8 @@ class _Compiler:
         def make(r):
             r.charge(10 + _size_cost(n))
             return tuple(f(r) for f in fns)
-        return Node(list_of(elem), make, size=n)
+        scalars = bool(items) and all(isinstance(i.const, (str, int, float)) for i in items)
+        return Node(list_of(elem), make, size=n, scalars=scalars)
 
     def c_map_lit(self, tree, scope, d) -> Node:
         parts = tree.children[0].children if tree.children else []
@@ -520,13 +530,11 @@ class _Compiler:
         for k, v in entries:
             if k.type not in (STRING, INT, UINT, BOOL, DYN, ANY):
                 self.fail(f"unsupported map key type: {k.type}", tree)
-            nk = k.type if kt is None else join(kt, k.type)
-            nv = v.type if vt is None else join(vt, v.type)
-            if nk is None:
+            if kt is not None and k.type != kt:
                 self.fail(f"expected type '{kt}' but found '{k.type}'", tree)
-            if nv is None:
+            if vt is not None and v.type != vt:
                 self.fail(f"expected type '{vt}' but found '{v.type}'", tree)
-            kt, vt = nk, nv
+            kt, vt = k.type, v.type
         fns = [(k.fn, v.fn) for k, v in entries]
 
         def make(r):
@@ -742,6 +750,8 @@ def _all(r, items, var, fns, cost):
         r.vars[var] = item
         try:
             v = pred(r)
+        except AbortError:
+            raise
         except EvalError as err:
             error = error or err
             continue
@@ -762,6 +772,8 @@ def _exists(r, items, var, fns, cost):
         r.vars[var] = item
         try:
             v = pred(r)
+        except AbortError:
+            raise
         except EvalError as err:
             error = error or err
             continue

@@ -37,6 +37,11 @@ class EvalError(Exception):
     """A runtime error, the cost limit included; str is upstream's text where it has one."""
 
 
+class AbortError(EvalError):
+    """An error that ends the evaluation whatever the rest would say: cel-go stops on the cost
+    limit and on an internal panic instead of letting `||`, `&&`, all() or exists() absorb it."""
+
+
 # ---------------------------------------------------------------------------------------------
 # Types, as cel-go prints them in its messages.
 
@@ -349,7 +354,7 @@ class _Run:
     def charge(self, amount: int) -> None:
         self.cost += amount
         if self.cost > self.limit:
-            raise EvalError("operation cancelled: actual cost limit exceeded")
+            raise AbortError("operation cancelled: actual cost limit exceeded")
 
 
 _UNSIZED = frozenset({int, bool, float, Uint, type(None)})
