@@ -614,6 +614,10 @@ class _Compiler:
                     if o.cost is not None:
                         r.charge(o.cost(*values))
                     return o.impl(*values)
+            # CEL's own string functions answer a value of another type with a bare "no such
+            # overload"; the extensions' and Kubernetes' dispatch names the call's runtime types.
+            if name in _STANDARD and not any(v is None for v in values):
+                raise EvalError("no such overload")
             raise EvalError(f"no such overload: {name}({', '.join(kind(v).output() for v in values)})")
         return Node(result, dispatch, size=_result_size(name, args))
 
@@ -702,16 +706,18 @@ class _Compiler:
             result = BOOL
 
         def comprehension(r):
-            items = _range(tf(r))
+            target = tf(r)
+            items = _range(target)
             saved = r.vars
             r.vars = dict(saved)
             try:
-                return run(r, items, var, fns, body_cost)
+                return run(r, items, var, fns, body_cost, isinstance(target, Mapping))
             finally:
                 r.vars = saved
         return Node(result, comprehension, size=target.size if result.name == "list" else None)
 
 
+_STANDARD = frozenset({"matches", "startsWith", "endsWith", "contains", "size"})
 _KEYWORD_LITERALS = {"true": (True, BOOL), "false": (False, BOOL), "null": (None, NULL)}
 
 
@@ -742,10 +748,10 @@ def _range(v: Any) -> tuple:
     raise EvalError("no such overload")
 
 
-def _all(r, items, var, fns, cost):
+def _all(r, items, var, fns, cost, from_map=False):
     (pred,) = fns
     error = None
-    for item in items:
+    for done, item in enumerate(items, 1):
         r.charge(cost)
         r.vars[var] = item
         try:
@@ -756,6 +762,10 @@ def _all(r, items, var, fns, cost):
             error = error or err
             continue
         if v is False:
+            if from_map:
+                # Go visits a map in random order: upstream may meet this element last, so
+                # the rest is charged, keeping the cost at least upstream's in any order.
+                r.charge(cost * (len(items) - done))
             return False
         if v is not True:
             error = error or EvalError("no such overload")
@@ -764,10 +774,10 @@ def _all(r, items, var, fns, cost):
     return True
 
 
-def _exists(r, items, var, fns, cost):
+def _exists(r, items, var, fns, cost, from_map=False):
     (pred,) = fns
     error = None
-    for item in items:
+    for done, item in enumerate(items, 1):
         r.charge(cost)
         r.vars[var] = item
         try:
@@ -778,6 +788,10 @@ def _exists(r, items, var, fns, cost):
             error = error or err
             continue
         if v is True:
+            if from_map:
+                # Go visits a map in random order: upstream may meet this element last, so
+                # the rest is charged, keeping the cost at least upstream's in any order.
+                r.charge(cost * (len(items) - done))
             return True
         if v is not False:
             error = error or EvalError("no such overload")
@@ -786,7 +800,7 @@ def _exists(r, items, var, fns, cost):
     return False
 
 
-def _exists_one(r, items, var, fns, cost):
+def _exists_one(r, items, var, fns, cost, from_map=False):
     (pred,) = fns
     count = 0
     for item in items:
@@ -799,7 +813,7 @@ def _exists_one(r, items, var, fns, cost):
     return count == 1
 
 
-def _map(r, items, var, fns, cost):
+def _map(r, items, var, fns, cost, from_map=False):
     out = []
     for item in items:
         r.charge(cost)
@@ -814,7 +828,7 @@ def _map(r, items, var, fns, cost):
     return tuple(out)
 
 
-def _filter(r, items, var, fns, cost):
+def _filter(r, items, var, fns, cost, from_map=False):
     (pred,) = fns
     out = []
     for item in items:

@@ -296,7 +296,10 @@ def compare(a: Any, b: Any, op: str = "_<_") -> int:
         if isinstance(a, float) and math.isnan(a) or isinstance(b, float) and math.isnan(b):
             return 2       # NaN is not ordered: every comparison with it is false
         return (a > b) - (a < b)
-    raise EvalError(f"no such overload: {op}")
+    # cel-go's built-in values answer another type with a bare "no such overload"; a null, a
+    # quantity or a version on the left finds no overload at all, and the error names it.
+    named = a is None or b is None or isinstance(a, (Semver, Quantity))
+    raise EvalError(f"no such overload: {op}" if named else "no such overload")
 
 
 _MISSING = object()
