@@ -152,8 +152,8 @@ def _cases() -> list[tuple[str, Device]]:
     out += [(expression, Device("d", {"v": Version("1.0.0")})) for _, expression, _ in cases.ABORTING]
     device = Device("d", {"i": 3, "s": "a,b", "v": Version("1.2.3"), "o/x": True}, {"m": parse_quantity("2Gi")})
     rnd = random.Random(7)
-    out += [(_generate(rnd), device) for _ in range(1500)]
-    out += [(_selector(rnd), rnd.choice(_DEVICES)) for _ in range(1500)]
+    out += [(_generate(rnd), device) for _ in range(1000)]
+    out += [(_selector(rnd), rnd.choice(_DEVICES)) for _ in range(1000)]
     return out
 
 
