@@ -496,6 +496,15 @@ def state_for(state, pod):
     return of(state, pod)
 
 
+def claims_made(state, pod):
+    """The pod once the resourceclaim controller has made the claims of its templates (into the
+    state), as it does before kube-scheduler sees the pod (cluster/resourceclaims.py)."""
+    if not pod.spec.resource_claims:
+        return pod
+    from .cluster.resourceclaims import instantiate
+    return instantiate(state, pod)
+
+
 def load_cluster(paths: list[str]):
     """cluster.load's load_cluster, imported on first call: cattrs and numpy are for the
     commands that read a cluster, not for `fmt` or `check`."""
@@ -536,6 +545,7 @@ def cmd_eval(args) -> int:
                 results.append(pod)
                 continue
             exe = profile_for(pod)
+            pod = claims_made(state, pod)
             sampling = (Sampling(args.percentage_of_nodes_to_score)
                         if args.percentage_of_nodes_to_score is not None else None)
             results.append(schedule(exe, state_for(state, pod), pod, rng=rng, preemption=not args.no_preemption,
@@ -594,6 +604,7 @@ def cmd_explain(args) -> int:
         if isinstance(pod, Held):
             explanations.append(pod)
         else:
+            pod = claims_made(state, pod)
             explanations.append(explain(profile_for(pod), state_for(state, pod), pod, **options))
         if progress:
             progress(done, len(found))

@@ -399,7 +399,8 @@ class ClusterState:
     def add_resource_claim(self, claim: model.ResourceClaim) -> None:
         """A claim created while simulating (the resourceclaim controller's, from a template)."""
         self.resource_claims[(claim.metadata.namespace, claim.metadata.name)] = claim
-        self._devices.claims_changed()
+        if claim.status.allocation is not None:     # its devices are in use from now on
+            self._devices.claims_changed()
 
 
 def zone_key(node: model.Node) -> str:
