@@ -110,3 +110,60 @@ def test_a_template_that_does_not_exist_leaves_the_pod_waiting():
     pod = attrs.evolve(pod, spec=attrs.evolve(pod.spec, resource_claims=(pc,)))
     decision = schedule(exe, state, resourceclaims.instantiate(state, pod))
     assert decision.message.startswith('0/4 nodes are available: pod "ml/train-b": ResourceClaim not created yet.')
+
+
+# ---- the DRA index's kept answers ---------------------------------------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from policylang.cluster.load import structure_object  # noqa: E402
+from policylang.cluster.state import ClusterState  # noqa: E402
+
+
+def _small_cluster(shared_devices: int) -> list:
+    raw = [{"kind": "DeviceClass", "metadata": {"name": "gpu"}}]
+    for n in range(3):
+        name = f"n{n}"
+        raw.append({"kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                    "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "110"}}})
+        raw.append({"kind": "ResourceSlice", "metadata": {"name": f"{name}-gpu"},
+                    "spec": {"driver": "gpu.example.com", "nodeName": name,
+                             "pool": {"name": name, "resourceSliceCount": 1},
+                             "devices": [{"name": f"gpu-{d}"} for d in range(4)]}})
+    if shared_devices:
+        raw.append({"kind": "ResourceSlice", "metadata": {"name": "fabric"},
+                    "spec": {"driver": "fabric.example.com", "allNodes": True,
+                             "pool": {"name": "fabric", "resourceSliceCount": 1},
+                             "devices": [{"name": f"link-{d}"} for d in range(shared_devices)]}})
+    for count in range(1, 5):
+        raw.append({"kind": "ResourceClaimTemplate", "metadata": {"name": f"take-{count}", "namespace": "default"},
+                    "spec": {"spec": {"devices": {"requests": [
+                        {"name": "gpus", "exactly": {"deviceClassName": "gpu", "count": count}}]}}}})
+    return [structure_object(o, "<test>", i) for i, o in enumerate(raw)]
+
+
+def _probe(count: int):
+    return structure_object({"kind": "ResourceClaim", "metadata": {"name": f"probe-{count}", "namespace": "default"},
+                             "spec": {"devices": {"requests": [
+                                 {"name": "gpus", "exactly": {"deviceClassName": "gpu", "count": count}}]}}},
+                            "<test>")
+
+
+def _answers(state) -> dict:
+    return {(name, count): state.allocate_claims(node, [_probe(count)])
+            for name, node in state.nodes.items() for count in range(1, 5)}
+
+
+@settings(max_examples=25, deadline=None)
+@given(counts=st.lists(st.integers(1, 4), max_size=6), shared=st.integers(0, 2))
+def test_kept_answers_are_those_of_a_state_built_afresh(counts, shared):
+    exe = Executable(load_plans()["default-scheduler"], "reference")
+    state = ClusterState.build(_small_cluster(shared))
+    _answers(state)         # every node has kept answers before the pods take devices
+    pods = [structure_object({"kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default", "uid": f"u{i}"},
+                              "spec": {"containers": [{"name": "c", "image": "app"}],
+                                       "resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": f"take-{c}"}]}},
+                             "<test>") for i, c in enumerate(counts)]
+    for pod in pods:
+        simulate({"default-scheduler": exe}, state, [pod])
+        assert _answers(state) == _answers(ClusterState.build(state.objects()))
