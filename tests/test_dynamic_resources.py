@@ -167,3 +167,33 @@ def test_kept_answers_are_those_of_a_state_built_afresh(counts, shared):
     for pod in pods:
         simulate({"default-scheduler": exe}, state, [pod])
         assert _answers(state) == _answers(ClusterState.build(state.objects()))
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_simulate_deallocates_a_claim_left_on_a_node_that_is_gone_and_allocates_it_again(executor):
+    # A claim allocated for a node no longer in the cluster and reserved for no pod: every node
+    # says "resourceclaim not available on the node", PostFilter deallocates it, and the pod's
+    # next cycle allocates it anew.
+    exe = Executable(load_plans()["default-scheduler"], executor)
+    state = load_cluster([DRA / "cluster.yaml"])
+    stale = structure_object({
+        "kind": "ResourceClaim", "metadata": {"name": "stale", "namespace": "ml"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}},
+        "status": {"allocation": {
+            "devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "gpu-node-9",
+                                     "device": "gpu-0"}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": ["gpu-node-9"]}]}]}}}}, "<test>")
+    state.add_resource_claim(stale)
+    [notebook] = _pods("notebook-1")
+    pc = attrs.evolve(notebook.spec.resource_claims[0], resource_claim_name="stale")
+    pod = attrs.evolve(notebook, spec=attrs.evolve(notebook.spec, resource_claims=(pc,)))
+    first = schedule(exe, state, pod)
+    assert first.message.startswith("0/4 nodes are available: 4 resourceclaim not available on the node. "
+                                    "deallocation of ResourceClaim completed")
+    assert first.deallocated == (("ml", "stale"),)
+    [placement] = simulate({"default-scheduler": exe}, state, [pod])
+    assert placement.node == "gpu-node-2"   # gpu-node-0 and -1 have GPUs in use; the best score
+    claim = state.resource_claims[("ml", "stale")]
+    assert claim.status.allocation.node_selector.node_selector_terms[0].match_fields[0].values == ("gpu-node-2",)
+    assert [r.uid for r in claim.status.reserved_for] == [pod.metadata.uid]

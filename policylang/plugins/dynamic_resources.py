@@ -43,7 +43,9 @@ def postfilter(exe, state, pod, pre, statuses, *, plugin, preemption: bool, rng=
     for i in unavailable:
         reserved = claims[i].status.reserved_for
         if not reserved or (len(reserved) == 1 and reserved[0].uid == pod.metadata.uid):
-            return PostFilterOutcome("deallocation of ResourceClaim completed")
+            claim = claims[i].metadata
+            return PostFilterOutcome("deallocation of ResourceClaim completed",
+                                     deallocate=((claim.namespace, claim.name),))
     return PostFilterOutcome("still not schedulable")
 
 

@@ -100,6 +100,15 @@ class DeviceAllocations:
         self._allocated = None
         self._forget_answers([r for a in allocations for r in a.devices.results])
 
+    def deallocate(self, key) -> None:
+        claim = self.state.resource_claims.get(key)
+        if claim is None or claim.status.allocation is None:
+            return
+        self.state.resource_claims[key] = attrs.evolve(claim, status=attrs.evolve(
+            claim.status, allocation=None, reserved_for=(), devices=()))
+        self._allocated = None
+        self._forget_answers(claim.status.allocation.devices.results)
+
     def claims_changed(self) -> None:
         self._allocated = None
         self._answers.clear()
