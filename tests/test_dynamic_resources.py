@@ -197,3 +197,25 @@ def test_simulate_deallocates_a_claim_left_on_a_node_that_is_gone_and_allocates_
     claim = state.resource_claims[("ml", "stale")]
     assert claim.status.allocation.node_selector.node_selector_terms[0].match_fields[0].values == ("gpu-node-2",)
     assert [r.uid for r in claim.status.reserved_for] == [pod.metadata.uid]
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_a_pod_with_an_allocated_claim_beside_one_to_allocate_fails_to_score_as_v1_35_does(executor):
+    # dynamicresources.go computeScore pairs the pod's i-th claim with the i-th allocation made
+    # for the claims still to allocate; with an allocated claim among them there are fewer
+    # allocations than claims, and Score fails once two nodes are feasible (v1.35.4's behaviour).
+    exe = Executable(load_plans()["default-scheduler"], executor)
+    state = load_cluster([DRA / "cluster.yaml"])
+    state.add_resource_claim(structure_object({
+        "kind": "ResourceClaim", "metadata": {"name": "fabric", "namespace": "ml"},
+        "spec": {"devices": {"requests": [{"name": "link", "exactly": {"deviceClassName": "gpu.example.com"}}]}},
+        "status": {"allocation": {"devices": {"results": [
+            {"request": "link", "driver": "gpu.example.com", "pool": "gpu-node-3", "device": "gpu-7"}]}}}}, "<test>"))
+    [pod] = _pods("train-b")
+    fabric = attrs.evolve(pod.spec.resource_claims[0], name="link", resource_claim_name="fabric",
+                          resource_claim_template_name=None)
+    pod = attrs.evolve(pod, spec=attrs.evolve(pod.spec, resource_claims=(*pod.spec.resource_claims, fabric)))
+    decision = schedule(exe, state, resourceclaims.instantiate(state, pod))
+    assert decision.selected is None
+    assert decision.message == ('running Score plugins: plugin "DynamicResources" failed with: number of '
+                                'allocations 1 is smaller than number of claims')
