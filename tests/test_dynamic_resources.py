@@ -219,3 +219,43 @@ def test_a_pod_with_an_allocated_claim_beside_one_to_allocate_fails_to_score_as_
     assert decision.selected is None
     assert decision.message == ('running Score plugins: plugin "DynamicResources" failed with: number of '
                                 'allocations 1 is smaller than number of claims')
+
+
+def test_a_claim_reserved_for_256_pods_takes_no_more_at_binding():
+    # PreFilter lets the pod share the claim (CanBeReserved is always true in v1.35); the API
+    # server refuses the 257th reservation (ResourceClaimReservedForMaxSize), so PreBind fails.
+    exe = Executable(load_plans()["default-scheduler"])
+    state = load_cluster([DRA / "cluster.yaml"])
+    shared = state.resource_claims[("ml", "shared-gpu")]
+    users = tuple(attrs.evolve(shared.status.reserved_for[0], name=f"user-{i}", uid=f"uid-user-{i}")
+                  for i in range(256))
+    state.resource_claims[("ml", "shared-gpu")] = attrs.evolve(shared, status=attrs.evolve(shared.status,
+                                                                                          reserved_for=users))
+    [notebook] = _pods("notebook-1")
+    assert schedule(exe, state, notebook).selected == "gpu-node-1"
+    [placement] = simulate({"default-scheduler": exe}, state, [notebook])
+    assert placement.node is None
+    assert placement.message == ('running PreBind plugin "DynamicResources": add reservation to claim ml/shared-gpu: '
+                                 'ResourceClaim.resource.k8s.io "shared-gpu" is invalid: status.reservedFor: '
+                                 'Too many: 257: must have at most 256 items')
+    assert len(state.resource_claims[("ml", "shared-gpu")].status.reserved_for) == 256
+    assert not any(p.metadata.name == "notebook-1" for p in state.pods_by_node["gpu-node-1"])
+
+
+def test_a_pod_gone_frees_its_devices_as_the_resourceclaim_controller_does():
+    state = load_cluster([DRA / "cluster.yaml"])
+    eight = structure_object({"kind": "ResourceClaim", "metadata": {"name": "probe", "namespace": "ml"},
+                              "spec": {"devices": {"requests": [{"name": "gpus", "exactly": {
+                                  "deviceClassName": "gpu.example.com", "count": 8}}]}}}, "<test>")
+    assert state.allocate_claims(state.nodes["gpu-node-0"], [eight]) is None      # train-a holds six
+    train_a = next(p for p in state.pods_by_node["gpu-node-0"] if p.metadata.name == "train-a")
+    state.evict([train_a])
+    # Its claim was made for it (the pod is its controller): deleted with it, its devices free.
+    assert ("ml", "train-a-gpus-x7k2p") not in state.resource_claims
+    assert state.allocate_claims(state.nodes["gpu-node-0"], [eight]) is not None
+    # A shared claim loses the pod's reservation; with none left it is deallocated.
+    notebook = next(p for p in state.pods_by_node["gpu-node-1"] if p.metadata.name == "notebook-0")
+    state.evict([notebook])
+    shared = state.resource_claims[("ml", "shared-gpu")]
+    assert shared.status.reserved_for == () and shared.status.allocation is None
+    assert not any(str(d).startswith("gpu.example.com/gpu-node-1/") for d in state.allocated_devices())
