@@ -259,3 +259,20 @@ def test_a_pod_gone_frees_its_devices_as_the_resourceclaim_controller_does():
     shared = state.resource_claims[("ml", "shared-gpu")]
     assert shared.status.reserved_for == () and shared.status.allocation is None
     assert not any(str(d).startswith("gpu.example.com/gpu-node-1/") for d in state.allocated_devices())
+
+
+def test_explain_shows_a_selector_that_fails_at_run_time_as_the_plugin_s_error():
+    from policylang.explain import explain
+    from policylang.plugins.edits import with_objects
+
+    state = load_cluster([DRA / "cluster.yaml"])
+    cls = state.device_classes["gpu.example.com"]
+    selector = attrs.evolve(cls.spec.selectors[0], cel=attrs.evolve(
+        cls.spec.selectors[0].cel, expression='device.attributes["gpu.example.com"].nosuch'))
+    broken = attrs.evolve(cls, spec=attrs.evolve(cls.spec, selectors=(selector,)))
+    state = with_objects(state, [broken])
+    [pod] = _pods("train-b")
+    e = explain(Executable(load_plans()["default-scheduler"]), state, resourceclaims.instantiate(state, pod))
+    text = "class gpu.example.com: selector #0: CEL runtime error: no such key: nosuch"
+    assert e.decision.message == f'running "DynamicResources" filter plugin: {text}'
+    assert {(s.code, s.reasons) for s in (v["DynamicResources"] for v in e.filters.values())} == {("Error", (text,))}
