@@ -91,14 +91,69 @@ def _generate(rnd: random.Random, depth: int = 0) -> str:
     return _generate(rnd, depth + 1) + rnd.choice(_SUFFIXES)
 
 
+# Selectors as people write them, over devices with qualified and unqualified names, to run
+# the evaluation (most of the generated expressions above stop at the checker).
+_DOMAINS = ['"gpu.example.com"', "device.driver", '"other.io"', '"nope"']
+_IDS = ["model", "cores", "fw", "flag", "name", "missing"]
+_EQUALS = ['"a100"', "108", "true", "1"]
+_ORDERS = ["100", '"b"', "2.5"]
+_VERSIONS = ['"1.2.3"', '"1.2.3-rc.1"', '"v1", true']
+_QUANTITIES = ['"40Gi"', '"80Gi"', '"1500M"', '"1.5G"', '"0"', '"100m"', '"1e3"', '"2Ki"']
+_DEVICES = [
+    Device("gpu.example.com", {"model": "a100", "cores": 108, "fw": Version("1.2.3-rc.2"), "other.io/flag": True,
+                               "name": "A100-80GB"}, {"memory": parse_quantity("80Gi"), "other.io/bw": parse_quantity("1500M")}),
+    Device("gpu.example.com", {"model": "h100", "cores": 132, "fw": Version("2.0.0"), "flag": False},
+           {"memory": parse_quantity("40Gi"), "bw": parse_quantity("1.5")}),
+    Device("other.io", {"flag": True, "gpu.example.com/model": "x"}, {"bw": parse_quantity("100m")}),
+    Device(""),
+]
+
+
+def _selector(rnd: random.Random, depth: int = 0) -> str:
+    domain, ident = rnd.choice(_DOMAINS), rnd.choice(_IDS)
+    attr = (f"device.attributes[{domain}].{ident}" if rnd.random() < 0.5
+            else f'device.attributes[{domain}]["{ident}"]')
+    cap = f'device.capacity[{rnd.choice(_DOMAINS)}].{rnd.choice(["memory", "bw", "missing"])}'
+    q = f"quantity({rnd.choice(_QUANTITIES)})"
+    r = rnd.random()
+    if depth < 2 and r < 0.25:
+        return f"({_selector(rnd, depth + 1)} {rnd.choice(['&&', '||'])} {_selector(rnd, depth + 1)})"
+    if depth < 2 and r < 0.3:
+        return f"!{_selector(rnd, depth + 1)}"
+    return rnd.choice([
+        f'{attr} == {rnd.choice(_EQUALS)}',
+        f'{attr} {rnd.choice(["<", ">", ">=", "<="])} {rnd.choice(_ORDERS)}',
+        f'{cap}.compareTo({q}) {rnd.choice(["<", ">=", "=="])} 0',
+        f'{cap}.{rnd.choice(["isGreaterThan", "isLessThan"])}({q})',
+        f"{cap}.add({q}).sub({rnd.randint(-5, 5)}).isGreaterThan({q})",
+        f"{cap}.asApproximateFloat() > 1e10",
+        f"{cap}.isInteger() && {cap}.asInteger() > 0",
+        f'{attr}.{rnd.choice(["isGreaterThan", "isLessThan"])}(semver({rnd.choice(_VERSIONS)}))',
+        f"{attr}.major() == {rnd.randint(0, 2)}",
+        f'{domain} in device.{rnd.choice(["attributes", "capacity"])}',
+        f'"{ident}" in device.attributes[{domain}]',
+        f"has(device.attributes[{domain}].{ident})",
+        f'{attr}.matches("{rnd.choice(["^a", "[0-9]+", "GB$"])}")',
+        f'{attr}.{rnd.choice(["startsWith", "endsWith", "contains"])}("{rnd.choice(["a", "100", "GB"])}")',
+        f'{attr}.lowerAscii().split("-").size() > 1',
+        f'{attr} in ["a100", "h100"]',
+        f'device.attributes[{domain}].{rnd.choice(["all", "exists", "exists_one"])}(k, k.size() > 2)',
+        'device.attributes.exists(d, device.attributes[d].exists(k, k.startsWith("m")))',
+        f'device.capacity[{domain}].map(k, device.capacity[{domain}][k]).filter(x, x.isGreaterThan(quantity("1"))).size() > 0',
+        f"device.allowMultipleAllocations == {rnd.choice(['true', 'false'])}",
+    ])
+
+
 def _cases() -> list[tuple[str, Device]]:
     out = [(expression, Device(driver, attributes, capacity))
            for name, expression, driver, attributes, capacity, _ in cases.COMPILE_TEST_GO]
     out += [(expression, Device("d", {"s": "v"}))
             for _, expression, _ in cases.LIBRARY + cases.LANGUAGE + cases.NESTING]
+    out += [(expression, Device("d", {"v": Version("1.0.0")})) for _, expression, _ in cases.ABORTING]
     device = Device("d", {"i": 3, "s": "a,b", "v": Version("1.2.3"), "o/x": True}, {"m": parse_quantity("2Gi")})
     rnd = random.Random(7)
-    out += [(_generate(rnd), device) for _ in range(1500)]
+    out += [(_generate(rnd), device) for _ in range(1000)]
+    out += [(_selector(rnd), rnd.choice(_DEVICES)) for _ in range(1000)]
     return out
 
 
