@@ -2,8 +2,10 @@
 
 Queue order is PrioritySort's (higher priority first, then earlier creation). Each
 decision is bound into the state (requested resources, ports, topology and affinity all
-follow) before the next pod is scheduled, after Reserve has assumed the volumes it binds
-(`run_reserve`: VolumeBinding's companion). When preemption nominates a node, its victims are
+follow) before the next pod is scheduled, after Reserve has assumed the volumes it binds and the
+devices it was allocated (`run_reserve`: VolumeBinding's and DynamicResources' companions). A
+pod's claims from ResourceClaimTemplates are made first, as the resourceclaim controller makes
+them (`cluster/resourceclaims.py`). When preemption nominates a node, its victims are
 evicted at once (their graceful termination is not modelled) and the pod is scheduled again,
 nominated to that node, as the next cycle would: the nominated node is tried first.
 """
@@ -14,6 +16,7 @@ from typing import Callable, Iterable
 
 import attrs
 
+from .cluster import resourceclaims
 from .cluster.model import Pod
 from .cluster.state import ClusterState
 from .decision import Decision, Victim
@@ -74,10 +77,21 @@ def simulate(profile_for: "Callable[[Pod], Executable | None] | dict[str, Execut
             if exe is None:
                 placements.append(Placement(pod, None))
                 continue
+            if pod.spec.resource_claims:
+                # The resourceclaim controller runs first: claims from the pod's templates.
+                pod = resourceclaims.instantiate(state, pod)
             sampling.percentage = percentage if percentage is not None else exe.plan.percentage_of_nodes_to_score
             decision = schedule(exe, state, pod, rng=rng, preemption=preemption, sampling=sampling)
             victims: tuple[Victim, ...] = ()
             nominated = decision.nominated_node
+            if decision.selected is None and decision.deallocated:
+                # DynamicResources' PostFilter deallocated a claim; its update requeues the pod,
+                # and the next cycle may allocate it elsewhere.
+                for key in decision.deallocated:
+                    state.deallocate_claim(key)
+                if nominated is None:
+                    decision = schedule(exe, state, pod, rng=rng, preemption=preemption, sampling=sampling)
+                    nominated = decision.nominated_node
             if decision.selected is None and nominated is not None:
                 victims = decision.victims
                 evicted = {(v.namespace, v.name) for v in victims}
@@ -88,8 +102,11 @@ def simulate(profile_for: "Callable[[Pod], Executable | None] | dict[str, Execut
                 decision = schedule(exe, state, retry, rng=rng, preemption=preemption, sampling=sampling)
             node = decision.selected
             if node is not None:
-                run_reserve(exe, state, pod, node)
-                state.bind(pod, node)
+                failure = run_reserve(exe, state, pod, node)
+                if failure is None:
+                    state.bind(pod, node)
+                else:       # the binding cycle failed: the pod stays pending with the error
+                    decision, node = attrs.evolve(decision, selected=None, message=failure), None
             placements.append(Placement(pod, decision, node, nominated, victims))
             if progress is not None:
                 progress(i + 1, len(queue))
@@ -98,10 +115,14 @@ def simulate(profile_for: "Callable[[Pod], Executable | None] | dict[str, Execut
     return placements
 
 
-def run_reserve(exe: Executable, state: ClusterState, pod: Pod, node_name: str) -> None:
+def run_reserve(exe: Executable, state: ClusterState, pod: Pod, node_name: str) -> "str | None":
     """The Reserve of each plugin whose companion has one (VolumeBinding's assumes the volumes
-    the pod binds), before the pod is bound to ``node_name``."""
+    the pod binds, DynamicResources' the devices), before the pod is bound to ``node_name``; the
+    error that stops the binding (a PreBind's API call the API server refuses), or None."""
     for plugin in exe.plan.plugins:
         reserve = registry.hook(plugin.name, "reserve")
         if reserve is not None:
-            reserve(exe, state, pod, node_name, plugin)
+            failure = reserve(exe, state, pod, node_name, plugin)
+            if failure is not None:
+                return failure
+    return None

@@ -171,6 +171,15 @@ def state_for(state, pod):
     return of(state, pod)
 
 
+def claims_made(state, pod):
+    """The pod once the resourceclaim controller has made the claims of its templates (into the
+    state), as it does before kube-scheduler sees the pod (cluster/resourceclaims.py)."""
+    if not pod.spec.resource_claims:
+        return pod
+    from ..cluster.resourceclaims import instantiate
+    return instantiate(state, pod)
+
+
 def load_cluster(paths: list[str]):
     """cluster.load's load_cluster, imported on first call: cattrs and numpy are for the
     commands that read a cluster, not for `fmt` or `check`."""

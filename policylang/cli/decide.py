@@ -11,9 +11,9 @@ from pathlib import Path
 from .. import load_plans
 from ..cost import CostExceeded
 from ..diagnostics import InputError
-from .common import (check_report_target, check_state_target, cluster_arguments, cluster_state, executor_argument,
-                     load_cluster, narrowed, percentage, pod_arguments, pods_in, profile_chooser, progress_bar,
-                     replicas_argument, report_argument, state_for, timeout_argument, write_report)
+from .common import (check_report_target, check_state_target, claims_made, cluster_arguments, cluster_state,
+                     executor_argument, load_cluster, narrowed, percentage, pod_arguments, pods_in, profile_chooser,
+                     progress_bar, replicas_argument, report_argument, state_for, timeout_argument, write_report)
 from .common import EXIT_INTERRUPTED, TimedOut
 
 
@@ -110,6 +110,7 @@ def cmd_eval(args) -> int:
                 results.append(pod)
                 continue
             exe = profile_for(pod)
+            pod = claims_made(state, pod)
             sampling = (Sampling(args.percentage_of_nodes_to_score)
                         if args.percentage_of_nodes_to_score is not None else None)
             results.append(schedule(exe, state_for(state, pod), pod, rng=rng, preemption=not args.no_preemption,
@@ -168,6 +169,7 @@ def cmd_explain(args) -> int:
         if isinstance(pod, Held):
             explanations.append(pod)
         else:
+            pod = claims_made(state, pod)
             explanations.append(explain(profile_for(pod), state_for(state, pod), pod, **options))
         if progress:
             progress(done, len(found))
