@@ -362,12 +362,14 @@ def _unique(keys, path: str) -> Iterator[Problem]:
 
 def device_selector(s: model.DeviceSelector) -> Iterator[Problem]:
     """validateSelector: a CEL selector that the API server's CEL environment compiles, within its
-    length and cost limits (dra/cel.py's validate_selector)."""
+    length and cost limits (dra/cel.py's validate_selector). A dump's objects are stored ones, so
+    they are checked in the stored-expressions environment the scheduler compiles them in, as the
+    API server checks an object it already holds."""
     if s.cel is None:
         yield "cel", E.required()
         return
     from ..dra.cel import validate_selector
-    problem = validate_selector(s.cel.expression)
+    problem = validate_selector(s.cel.expression, stored=True)
     if problem:
         yield "cel.expression", problem
 
