@@ -12,7 +12,9 @@ from ..cluster import model
 from .pools import DeviceID, SliceIndex, _NodeView
 from .search import AllocationError
 
+
 _OUTCOMES_KEPT = 100_000
+
 
 def _outcome_key(view: _NodeView, claims, classes, allocated, features):
     """What an allocation depends on, so that a node whose pools look the same to the search as
@@ -86,6 +88,7 @@ class _Pinned(tuple):
         return len(self) == len(other) and all(a is b for a, b in zip(self, other))
 
     __hash__ = tuple.__hash__
+
 
 def _node_selector(index: SliceIndex, claim, positions: Sequence[int]) -> Optional[model.NodeSelector]:
     """createNodeSelector: the node of a node-local device, else the requirements of the

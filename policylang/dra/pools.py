@@ -16,6 +16,7 @@ from ..cluster import model
 from ..cluster.selectors import node_selector_matches
 from . import cel
 
+
 class DeviceID(NamedTuple):
     """MakeDeviceID: a device by driver, pool and name; str() is upstream's "driver/pool/device".
     A named tuple, not an attrs class: the search hashes device IDs by the thousand, and a
@@ -26,6 +27,7 @@ class DeviceID(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.driver}/{self.pool}/{self.device}"
+
 
 # ---- slices, indexed once per state ------------------------------------------------------
 
@@ -266,6 +268,7 @@ def _build_pool(index: SliceIndex, driver: str, pool_name: str, positions: list[
                 return Pool(driver, pool_name, invalid=True, invalid_reason=f"duplicate device name {device.name}")
             seen.add(device.name)
     return Pool(driver, pool_name, slices=tuple(positions))
+
 
 def _evaluate(compiled, device) -> "bool | str":
     """A selector's verdict on a device, or the text of its runtime error (kept: CEL is pure)."""

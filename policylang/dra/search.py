@@ -17,8 +17,10 @@ from ..cost import charge
 from . import cel
 from .pools import DeviceID, SliceIndex, _NodeView
 
+
 # resourceapi.AllocationResultsMaxSize (k8s.io/api resource/v1 types.go)
 ALLOCATION_RESULTS_MAX_SIZE = 32
+
 
 @attrs.frozen
 class Features:
@@ -30,6 +32,7 @@ class Features:
     partitionable_devices: bool = False
     prioritized_list: bool = False
 
+
 class AllocationError(Exception):
     """A problem with the claims, classes or slices (a CEL error, a missing class): upstream
     aborts the pod's scheduling attempt with it. str() is upstream's error text."""
@@ -40,6 +43,7 @@ class FailedAllocationOnNode(AllocationError):
     """upstream's ErrFailedAllocationOnNode: the node cannot be used ("invalid resource pools
     were encountered"), but other nodes may; the scheduler reports it as the node's reason."""
     on_node = True
+
 
 # ---- requests ----------------------------------------------------------------------------
 
@@ -155,6 +159,7 @@ def _kobj(claim: model.ResourceClaim) -> str:
     """klog.KObj: namespace/name, or the name alone."""
     meta = claim.metadata
     return f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
+
 
 # ---- the search ----------------------------------------------------------------------------
 
@@ -483,11 +488,13 @@ class _Allocation:
                     config.append(entry)
         return tuple(config)
 
+
 def _depth_needed(claims: Sequence[model.ResourceClaim]) -> int:
     """The search's recursion: a frame per claim, request, subrequest and device (at most 32
     devices a claim). Python 3.11+ keeps Python-to-Python calls off the C stack, so the limit
     can grow with the claims."""
     return sum(3 * len(c.spec.devices.requests) + 2 * ALLOCATION_RESULTS_MAX_SIZE + 4 for c in claims)
+
 
 def _allocate(node, claims, classes, index: SliceIndex, view: _NodeView, allocated, features):
     """Allocate's search; its outcome by position in the node's reachable devices: per claim,
