@@ -2,7 +2,7 @@
 scheduling may take at most ``limit`` steps, and a whole evaluation (every pod of one command
 run, or one request of `policylang serve`) at most ``total_limit``, where a step is one item a
 comprehension or a fold goes through (on one node), one number ``range`` makes, or one step of the
-DRA allocator's search (dra/structured.py: a search call, a device looked at). Both executors
+DRA allocator's search (dra/search.py: a search call, a device looked at). Both executors
 count the same things: the reference interpreter per comprehension it runs, the vector executor
 per member it runs over its batch of nodes. Counting per comprehension, not per operation, keeps
 it free.

@@ -6,8 +6,10 @@ A DeviceClass or a ResourceClaim request selects devices with CEL expressions ov
 once (``compile_selector``, cached as upstream's ``cel/cache.go`` does) into a tree of Python
 closures that is type-checked as it is built, and ``Selector.matches`` runs it against a device.
 The work is split by stage: ``cel_values`` (types and runtime values), ``cel_library`` (the
-functions, with their costs), ``cel_check`` (checking and compiling the parse tree); this module
-is the interface, the parser and the device conversion.
+functions, with their costs), ``cel_check`` (checking and compiling the parse tree: its walk and
+the expressions), ``cel_calls`` (calls and macros), ``cel_literals`` (literals), ``cel_nodes``
+(compiled Nodes and scopes), ``cel_tree`` (the parse tree's positions); this module is the
+interface, the parser and the device conversion.
 
 Parsing is cel-python's (celpy) Lark grammar of CEL. The checker and the evaluator are ours,
 because no CEL library for Python carries what the DRA environment needs: typed values of
@@ -50,7 +52,9 @@ from policylang.cluster.quantity import Quantity
 from policylang.dra.cel_values import (ANY, BOOL, CEL_SELECTOR_EXPRESSION_MAX_COST,
     CEL_SELECTOR_EXPRESSION_MAX_LENGTH, CompileError, DEVICE_FIELDS, EvalError, Fn,
     NEW_EXPRESSION_FIELDS, _DefaultMap, _DeviceValue, _Run, kind, parse_semver)
-from policylang.dra.cel_check import (_CheckError, _Compiler, _ROOT, _pos)
+from policylang.dra.cel_check import _Compiler
+from policylang.dra.cel_nodes import _ROOT
+from policylang.dra.cel_tree import _CheckError, _pos
 
 __all__ = ["CEL_SELECTOR_EXPRESSION_MAX_COST", "CEL_SELECTOR_EXPRESSION_MAX_LENGTH", "CompileError", "Device",
            "EvalError", "Selector", "Version", "compile_selector", "validate_selector"]
