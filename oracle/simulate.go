@@ -12,6 +12,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
 )
 
 const simulateSchema = "policylang/simulate/v1"
@@ -172,6 +174,9 @@ func (s *simulation) place() (*simulateDoc, error) {
 			if st := pf.RunReservePluginsReserve(w.ctx, w.lastState, assumed, node); !st.IsSuccess() {
 				return nil, st.AsError()
 			}
+			if st := w.bindClaims(pf, assumed, node); !st.IsSuccess() {
+				return nil, st.AsError()
+			}
 			if err := w.cache.FinishBinding(logger, assumed); err != nil {
 				return nil, err
 			}
@@ -188,6 +193,24 @@ func (s *simulation) place() (*simulateDoc, error) {
 	}
 	doc.Summary.Pods = len(doc.Placements)
 	return doc, nil
+}
+
+// bindClaims is DynamicResources' PreBind (bindClaim, dynamicresources.go): each of the pod's
+// claims gets the allocation Reserve chose and the pod in status.reservedFor, through the API,
+// and the assume cache holds the claim as written, so that later pods see its devices in use
+// and the claim reserved. The other PreBind plugins (VolumeBinding's waits for a PV
+// controller) are left out, as binding itself is.
+func (w *world) bindClaims(pf *profileFramework, pod *v1.Pod, node string) *fwk.Status {
+	p, ok := pf.plugins[names.DynamicResources].(fwk.PreBindPlugin)
+	if !ok {
+		return nil
+	}
+	if st := p.PreBindPreFlight(w.ctx, w.lastState, pod, node); st.IsSkip() {
+		return nil
+	} else if !st.IsSuccess() {
+		return st
+	}
+	return p.PreBind(w.ctx, w.lastState, pod, node)
 }
 
 // summarise: the batch's utilisation, from the cache once every pod is placed.
