@@ -586,6 +586,43 @@ def _csi_attach_limit_key(driver):
     return _CSI_ATTACH_LIMIT_PREFIX + driver
 
 
+# ---- dynamic resources: the DRA manager's look-ups and the structured allocator --------
+
+@builtin("resource_claim", [STRING, STRING], record("ResourceClaim"),
+         "The ResourceClaim (resource.k8s.io/v1) with this namespace and name, or null (also for a null "
+         "name): the claim assume cache's Get, so claims simulate has allocated read as allocated.",
+         reads="cluster")
+def _resource_claim(state, namespace, name):
+    return None if name is None else state.resource_claims.get((namespace, name))
+
+
+@builtin("device_class", [STRING], record("DeviceClass"), "The DeviceClass with this name, or null.",
+         reads="cluster")
+def _device_class(state, name):
+    return state.device_classes.get(name)
+
+
+ALLOCATION = anon_record([("results", list_of(record("AllocationResult"))), ("failure", STRING)])
+
+
+@builtin("allocate_claims", [record("Node"), list_of(record("ResourceClaim"))], ALLOCATION,
+         "The structured-parameters allocator (policylang/dra/structured.py, structured.Allocator's Allocate) "
+         "for these claims together on the node, with the ResourceSlices the node can reach, the device "
+         "classes and the devices other claims hold: {results, failure}. results: one AllocationResult per "
+         "claim, in order, or null when they cannot all be allocated there; failure: upstream's text when the "
+         "allocation failed on this node (invalid resource pools), else null. An error of a claim or a class "
+         "(a CEL runtime error) is an error of the policy.", reads="cluster")
+def _allocate_claims(state, node, claims):
+    from .dra.structured import AllocationError, FailedAllocationOnNode
+    try:
+        results = state.allocate_claims(node, claims or [])
+    except FailedAllocationOnNode as err:
+        return {"results": None, "failure": str(err)}
+    except AllocationError as err:
+        raise EvalError(str(err)) from None
+    return {"results": None if results is None else list(results), "failure": None}
+
+
 @builtin("trim", [STRING], STRING, "s without leading and trailing white space (strings.TrimSpace).")
 def _trim(s):
     return None if s is None else s.strip(" \t\n\v\f\r\x85\xa0")

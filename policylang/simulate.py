@@ -2,8 +2,10 @@
 
 Queue order is PrioritySort's (higher priority first, then earlier creation). Each
 decision is bound into the state (requested resources, ports, topology and affinity all
-follow) before the next pod is scheduled, after Reserve has assumed the volumes it binds
-(`run_reserve`: VolumeBinding's companion). When preemption nominates a node, its victims are
+follow) before the next pod is scheduled, after Reserve has assumed the volumes it binds and the
+devices it was allocated (`run_reserve`: VolumeBinding's and DynamicResources' companions). A
+pod's claims from ResourceClaimTemplates are made first, as the resourceclaim controller makes
+them (`cluster/resourceclaims.py`). When preemption nominates a node, its victims are
 evicted at once (their graceful termination is not modelled) and the pod is scheduled again,
 nominated to that node, as the next cycle would: the nominated node is tried first.
 """
@@ -14,6 +16,7 @@ from typing import Callable, Iterable
 
 import attrs
 
+from .cluster import resourceclaims
 from .cluster.model import Pod
 from .cluster.state import ClusterState
 from .decision import Decision, Victim
@@ -74,6 +77,9 @@ def simulate(profile_for: "Callable[[Pod], Executable | None] | dict[str, Execut
             if exe is None:
                 placements.append(Placement(pod, None))
                 continue
+            if pod.spec.resource_claims:
+                # The resourceclaim controller runs first: claims from the pod's templates.
+                pod = resourceclaims.instantiate(state, pod)
             sampling.percentage = percentage if percentage is not None else exe.plan.percentage_of_nodes_to_score
             decision = schedule(exe, state, pod, rng=rng, preemption=preemption, sampling=sampling)
             victims: tuple[Victim, ...] = ()

@@ -18,14 +18,17 @@ def _converter() -> cattrs.Converter:
     conv.register_unstructure_hook(Quantity, format_quantity)
 
     def attrs_hook(cls):
-        fields = [(a.name, model.api_name(a.name)) for a in attrs.fields(cls)]
+        # A false where the field's default is None says something (a device attribute's
+        # `bool: false`, a slice's `allNodes: false`): only other falses are left out.
+        fields = [(a.name, model.api_name(a.name), a.default is None) for a in attrs.fields(cls)]
 
         def unstructure(obj):
             out = {}
-            for attr, key in fields:
+            for attr, key, optional in fields:
                 value = conv.unstructure(getattr(obj, attr))
                 # Empty values are what the loader defaults to anyway.
-                if value is None or value == "" or value is False or value == {} or value == [] or value == ():
+                if value is None or value == "" or (value is False and not optional) or value == {} \
+                        or value == [] or value == ():
                     continue
                 out[key] = list(value) if isinstance(value, tuple) else value
             return out
@@ -40,7 +43,9 @@ API_VERSIONS = {"Node": "v1", "Pod": "v1", "Namespace": "v1", "Service": "v1", "
                 "PriorityClass": "scheduling.k8s.io/v1", "PodDisruptionBudget": "policy/v1",
                 "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1", "StorageClass": "storage.k8s.io/v1",
                 "CSINode": "storage.k8s.io/v1", "CSIDriver": "storage.k8s.io/v1",
-                "CSIStorageCapacity": "storage.k8s.io/v1", "VolumeAttachment": "storage.k8s.io/v1"}
+                "CSIStorageCapacity": "storage.k8s.io/v1", "VolumeAttachment": "storage.k8s.io/v1",
+                **dict.fromkeys(("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"),
+                                "resource.k8s.io/v1")}
 
 
 def dump_object(obj) -> dict:

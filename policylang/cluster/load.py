@@ -41,6 +41,10 @@ KINDS: dict[str, type] = {
     "CSIDriver": model.CSIDriver,
     "CSIStorageCapacity": model.CSIStorageCapacity,
     "VolumeAttachment": model.VolumeAttachment,
+    "DeviceClass": model.DeviceClass,
+    "ResourceClaim": model.ResourceClaim,
+    "ResourceClaimTemplate": model.ResourceClaimTemplate,
+    "ResourceSlice": model.ResourceSlice,
 }
 
 
@@ -416,7 +420,7 @@ def _apply_defaults(obj):
             return obj
         return attrs.evolve(obj, metadata=meta, spec=spec)
     if isinstance(obj, (model.Service, model.Workload, model.PodDisruptionBudget, model.PersistentVolumeClaim,
-                        model.CSIStorageCapacity)) and not obj.metadata.namespace:
+                        model.CSIStorageCapacity, model.ResourceClaim, model.ResourceClaimTemplate)) and not obj.metadata.namespace:
         obj = attrs.evolve(obj, metadata=attrs.evolve(obj.metadata, namespace="default"))
     return _storage_defaults(obj)
 

@@ -40,6 +40,12 @@ class ClusterState:
         self.csi_drivers: dict[str, model.CSIDriver] = {}
         self.csi_storage_capacities: list[model.CSIStorageCapacity] = []
         self.volume_attachments: list[model.VolumeAttachment] = []
+        # Dynamic Resource Allocation's objects (resource.k8s.io/v1), as the DRA manager holds
+        # them; claims as its assume cache does (DynamicResources' Reserve writes into them).
+        self.resource_claims: dict[tuple[str, str], model.ResourceClaim] = {}
+        self.resource_claim_templates: dict[tuple[str, str], model.ResourceClaimTemplate] = {}
+        self.device_classes: dict[str, model.DeviceClass] = {}
+        self.resource_slices: list[model.ResourceSlice] = []
         # Pending pods with status.nominatedNodeName (the scheduling queue's PodNominator):
         # filters count them on their nominated node, as if already there.
         self.nominated: dict[str, model.Pod] = {}
@@ -72,6 +78,7 @@ class ClusterState:
         self._requested, self._labels, self._counts = idx["requested"], idx["labels"], idx["counts"]
         self._domains, self._affinity, self._placed = idx["domains"], idx["affinity"], idx["placed_terms"]
         self._claims, self._storage, self._images = idx["claims"], idx["storage"], idx["images"]
+        self._devices = idx["devices"]
 
     @classmethod
     def build(cls, objects: Iterable) -> "ClusterState":
@@ -107,6 +114,14 @@ class ClusterState:
                 state.csi_storage_capacities.append(obj)
             elif isinstance(obj, model.VolumeAttachment):
                 state.volume_attachments.append(obj)
+            elif isinstance(obj, model.ResourceClaim):
+                state.resource_claims[(obj.metadata.namespace, obj.metadata.name)] = obj
+            elif isinstance(obj, model.ResourceClaimTemplate):
+                state.resource_claim_templates[(obj.metadata.namespace, obj.metadata.name)] = obj
+            elif isinstance(obj, model.DeviceClass):
+                state.device_classes[obj.metadata.name] = obj
+            elif isinstance(obj, model.ResourceSlice):
+                state.resource_slices.append(obj)
         state.persistent_volumes = dict(sorted(state.persistent_volumes.items()))
         state.nodes = dict(sorted(state.nodes.items()))
         state.node_index = {name: i for i, name in enumerate(state.nodes)}
@@ -202,7 +217,9 @@ class ClusterState:
         return [*self.nodes_as_arrived(), *self.namespaces.values(), *self.priority_classes.values(),
                 *self.services, *self.workloads, *self.pdbs, *self.storage_classes.values(),
                 *self.persistent_volumes.values(), *self.claims.values(), *self.csi_nodes.values(),
-                *self.csi_drivers.values(), *self.csi_storage_capacities, *self.volume_attachments, *self.pods]
+                *self.csi_drivers.values(), *self.csi_storage_capacities, *self.volume_attachments,
+                *self.device_classes.values(), *self.resource_slices, *self.resource_claim_templates.values(),
+                *self.resource_claims.values(), *self.pods]
 
     def without(self, removed: list[model.Pod]) -> "ClusterState":
         """A copy of the state with these pods gone (for preemption's dry run)."""
@@ -363,6 +380,26 @@ class ClusterState:
 
     def assume_volumes(self, bindings, provisions, node_name: str) -> None:
         self._storage.assume_volumes(bindings, provisions, node_name)
+
+    def slice_index(self):
+        return self._devices.slices()
+
+    def device_shortfalls(self, node: model.Node, claims):
+        return self._devices.shortfalls(node, claims)
+
+    def allocated_devices(self):
+        return self._devices.allocated()
+
+    def allocate_claims(self, node: model.Node, claims):
+        return self._devices.allocate(node, claims)
+
+    def assume_allocation(self, pod: model.Pod, claims, allocations) -> None:
+        self._devices.assume_allocation(pod, claims, allocations)
+
+    def add_resource_claim(self, claim: model.ResourceClaim) -> None:
+        """A claim created while simulating (the resourceclaim controller's, from a template)."""
+        self.resource_claims[(claim.metadata.namespace, claim.metadata.name)] = claim
+        self._devices.claims_changed()
 
 
 def zone_key(node: model.Node) -> str:

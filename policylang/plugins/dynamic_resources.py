@@ -1,13 +1,157 @@
-"""DynamicResources' engine code: its PostFilter (deallocating claims: nothing to do for the pods
-without claims that the policy models)."""
+"""DynamicResources' engine code: its PostFilter (deallocating a claim that keeps the pod off every
+node), its Reserve (the allocation the chosen node got, written into the claims, as Reserve and
+PreBind do), and explain's changes for the nodes only it rejects (fewer devices, another class)
+and what a "cannot allocate all claims" amounts to across nodes.
+
+Upstream: pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go (PostFilter,
+Reserve, bindClaim)."""
 
 from __future__ import annotations
 
+import attrs
+
+from ..cluster.selectors import node_selector_matches
+from ..plan import LetStep
 from ..run.framework import PostFilterOutcome
+from ..run.phases import base_env, run_filters, run_prefilter
+from .edits import Change, with_objects
+
+CANNOT_ALLOCATE = "cannot allocate all claims"
+NOT_AVAILABLE = "resourceclaim not available on the node"
+# The lets through which the policy's filter hands Reserve the chosen node's allocation.
+RESERVE_LETS = ("claims", "reserved_allocations")
+
+
+def _lets(env: dict) -> dict:
+    return {key.split("#")[0]: value for key, value in env.items()}
 
 
 def postfilter(exe, state, pod, pre, statuses, *, plugin, preemption: bool, rng=None):
     if plugin.name not in pre.reached:
         # Its PreFilter never ran (an earlier PreFilter rejected the pod), so it has no state.
         return PostFilterOutcome("not found", error=True)
-    return PostFilterOutcome("no new claims to deallocate")
+    claims = _lets(pre.envs.get(plugin.name, {})).get("claims")
+    rejected_here = pre.status is not None and pre.status.plugin == plugin.name
+    if not pre.active.get(plugin.name) or not claims or rejected_here:
+        # Its state holds claims only once its PreFilter passed with some.
+        return PostFilterOutcome("no new claims to deallocate")
+    # The allocated claims unavailable on a node where the rest could be allocated (Filter's
+    # unavailableClaims). Upstream picks one at random (a map's order); here the first.
+    unavailable = sorted({i for name, status in statuses.items()
+                          if status is not None and status.plugin == plugin.name and NOT_AVAILABLE in status.reasons
+                          for i, c in enumerate(claims) if _unavailable_on(c, state.nodes.get(name))})
+    for i in unavailable:
+        reserved = claims[i].status.reserved_for
+        if not reserved or (len(reserved) == 1 and reserved[0].uid == pod.metadata.uid):
+            return PostFilterOutcome("deallocation of ResourceClaim completed")
+    return PostFilterOutcome("still not schedulable")
+
+
+def _unavailable_on(claim, node) -> bool:
+    allocation = claim.status.allocation
+    return (node is not None and allocation is not None and allocation.node_selector is not None
+            and not node_selector_matches(allocation.node_selector, node))
+
+
+def reserve(exe, state, pod, node_name: str, plugin) -> None:
+    """The filter, run again for the chosen node, leaves `claims` (the pod's claims) and
+    `reserved_allocations` (one AllocationResult per claim it allocated there) in its
+    environment; the state assumes them (ClusterState.assume_allocation): the allocations go
+    into the claims' status.allocation and the pod into their status.reservedFor, so the next
+    pod finds those devices in use."""
+    if not pod.spec.resource_claims:
+        return
+    if not any(isinstance(step, LetStep) and step.name.split("#")[0] == RESERVE_LETS[1]
+               for f in plugin.filters for step in f.node_steps):
+        return
+    pod = exe.apply_rules(state, state.with_priority(pod))
+    pre = run_prefilter(exe, state, pod, base_env(state, pod))
+    if pre.status is not None or not pre.active.get(plugin.name):
+        return
+    if run_filters(exe, pre, state.nodes[node_name]) is not None:
+        return
+    lets = _lets(pre.envs[plugin.name])
+    state.assume_allocation(pod, lets.get(RESERVE_LETS[0]) or [], lets.get(RESERVE_LETS[1]) or [])
+
+
+# ---- explain --------------------------------------------------------------------------------
+
+def _pending_claims(state, pod) -> list:
+    """The pod's claims that are still to be allocated, in its order."""
+    out = []
+    for pc in pod.spec.resource_claims:
+        name = pc.resource_claim_name
+        if name is None and pc.resource_claim_template_name is not None:
+            name = next((s.resource_claim_name for s in pod.status.resource_claim_statuses if s.name == pc.name), None)
+        claim = state.resource_claims.get((pod.metadata.namespace, name)) if name is not None else None
+        if claim is not None and claim.status.allocation is None:
+            out.append(claim)
+    return out
+
+
+def _with_request(claim, index: int, request):
+    requests = list(claim.spec.devices.requests)
+    requests[index] = request
+    return attrs.evolve(claim, spec=attrs.evolve(claim.spec, devices=attrs.evolve(claim.spec.devices,
+                                                                                 requests=tuple(requests))))
+
+
+def _claim_key(claim) -> str:
+    return f"{claim.metadata.namespace}/{claim.metadata.name}"
+
+
+def fix(state, pod, node, status):
+    """For a node where the claims cannot be allocated: ask for fewer devices (one fewer first),
+    then for another device class, request by request, each tried on the whole cluster."""
+    if CANNOT_ALLOCATE not in status.reasons:
+        return
+    claims = _pending_claims(state, pod)
+    for claim in claims:
+        for i, request in enumerate(claim.spec.devices.requests):
+            exact = request.exactly
+            if exact is None or exact.allocation_mode != "ExactCount":
+                continue
+            for count in range(exact.count - 1, 0, -1):
+                fewer = _with_request(claim, i, attrs.evolve(request, exactly=attrs.evolve(exact, count=count)))
+                yield Change(f"claim {_claim_key(claim)}: request {request.name} asks for {count} device(s) "
+                             f"instead of {exact.count}", pod, with_objects(state, [fewer]))
+    for claim in claims:
+        for i, request in enumerate(claim.spec.devices.requests):
+            exact = request.exactly
+            if exact is None:
+                continue
+            for name in sorted(state.device_classes):
+                if name == exact.device_class_name:
+                    continue
+                other = _with_request(claim, i, attrs.evolve(request, exactly=attrs.evolve(exact,
+                                                                                           device_class_name=name)))
+                yield Change(f"claim {_claim_key(claim)}: request {request.name} uses device class {name} "
+                             f"instead of {exact.device_class_name}", pod, with_objects(state, [other]))
+
+
+def _shortfalls(state, pod, node) -> tuple:
+    """(claim, shortfall) for each request of the pod's pending claims that the node cannot meet
+    even alone; empty when each could be met alone or an error stops the allocator."""
+    from ..dra.structured import AllocationError
+    claims = _pending_claims(state, pod)
+    try:
+        return tuple((claims[s.claim], s) for s in state.device_shortfalls(node, claims))
+    except AllocationError:
+        return ()
+
+
+def detail(state, pod, reason: str, node_names) -> "str | None":
+    """What "cannot allocate all claims" amounts to across the nodes it rejects: the claim and
+    request that block, how many devices it wants, and the node with the most that would do."""
+    if reason != CANNOT_ALLOCATE or not node_names:
+        return None
+    found = {name: _shortfalls(state, pod, state.nodes[name]) for name in sorted(node_names)}
+    blocking = [f[0] for f in found.values() if f]
+    if not blocking:
+        return "each request fits alone: the requests together, or their constraints, do not"
+    claim, short = blocking[0]
+    same = {name: next((s for c, s in f if c.metadata.name == claim.metadata.name and s.request == short.request),
+                       None) for name, f in found.items()}
+    most = min((name for name, s in same.items() if s is not None), key=lambda n: (-same[n].available, n))
+    return (f"claim {_claim_key(claim)} request {short.request} needs {short.wanted} device(s); "
+            f"the most free that it accepts is {same[most].available} on {most}")

@@ -27,3 +27,12 @@ def with_node(state: ClusterState, node: Node) -> ClusterState:
 
 def with_spec(pod: Pod, **changes) -> Pod:
     return attrs.evolve(pod, spec=attrs.evolve(pod.spec, **changes))
+
+
+def with_objects(state: ClusterState, objects: list) -> ClusterState:
+    """The state with these objects in place of those of their kind, namespace and name (a claim
+    asking for fewer devices), the others as they are."""
+    def key(o):
+        return (getattr(o, "kind", ""), o.metadata.namespace, o.metadata.name)
+    replaced = {key(o): o for o in objects}
+    return ClusterState.build([o if isinstance(o, Pod) else replaced.get(key(o), o) for o in state.objects()])

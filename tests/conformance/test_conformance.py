@@ -12,7 +12,9 @@ Filter, PreScore, Score and NormalizeScore directly:
   when PreFilter skips the plugin; ``prefilter_nodes``: the sorted node names of the
   PreFilterResult (null: all nodes);
 - ``scores``: node → normalized score, every given node treated as feasible;
-  ``skip_score: true`` when PreScore skips the plugin.
+  ``skip_score: true`` when PreScore skips the plugin;
+- ``postfilter``: the plugin's PostFilter message when PreFilter rejects the pod or no node
+  of ``filter`` passes.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from policylang.cluster.load import structure_object
 from policylang.cluster.state import ClusterState
 from policylang.literal import to_literal
 from policylang.run import batch
-from policylang.run.schedule import (EXECUTORS, Executable, PlanRuntimeError, base_env, run_filters, run_prefilter,
-                                     run_scores)
+from policylang.run.schedule import (EXECUTORS, Executable, PlanRuntimeError, base_env, run_filters, run_postfilter,
+                                     run_prefilter, run_scores)
 
 HERE = Path(__file__).parent
 
@@ -73,12 +75,14 @@ def test_case(doc, case, executor, tmp_path):
         assert "error" not in expected, "expected PreFilter to fail with an error"
         assert pre.status is not None, "expected PreFilter to reject the pod"
         assert (pre.status.code, list(pre.status.reasons)) == (expected["code"], expected["reasons"])
+        _check_postfilter(exe, state, pod, pre, {}, case)
         return
     assert pre.status is None, f"PreFilter rejected the pod: {pre.status}"
     if "skip_filter" in case:
         assert (not pre.active.get(plugin)) == case["skip_filter"]
     if "prefilter_nodes" in case:
         assert (None if pre.allowed is None else sorted(pre.allowed)) == case["prefilter_nodes"]
+    statuses = {}
     if "filter" in case:
         in_batch = _filter_batch(exe, pre, [state.nodes[name] for name in case["filter"]])
         for name, expected in case["filter"].items():
@@ -88,7 +92,11 @@ def test_case(doc, case, executor, tmp_path):
                 got = {"error": _error_text(err)}
             else:
                 got = None if status is None else {"code": status.code, "reasons": list(status.reasons)}
+                statuses[name] = status
             assert got == expected, f"node {name}"
+    if "postfilter" in case:
+        assert statuses and all(s is not None for s in statuses.values()), "PostFilter runs when no node passes"
+        _check_postfilter(exe, state, pod, pre, statuses, case)
     if "scores" in case or "skip_score" in case:
         nodes = [state.nodes[n] for n in case.get("scores") or state.nodes]
         scores = run_scores(exe, pre, nodes).by_node()
@@ -97,6 +105,11 @@ def test_case(doc, case, executor, tmp_path):
         else:
             got = {name: s[plugin].normalized for name, s in scores.items()}
             assert got == case["scores"]
+
+
+def _check_postfilter(exe: Executable, state, pod, pre, statuses: dict, case: dict) -> None:
+    if "postfilter" in case:
+        assert run_postfilter(exe, state, pod, pre, statuses, enabled=False).message == case["postfilter"]
 
 
 def _filter_batch(exe: Executable, pre, nodes: list) -> "dict | None":

@@ -14,6 +14,7 @@ from .affinity import PodsWithAffinity
 from .claims import ClaimUsers
 from .counts import SelectorCounts
 from .domains import DomainCounts
+from .dra import DeviceAllocations
 from .images import Images
 from .labels import LabelPools
 from .placed_terms import PlacedTerms
@@ -30,4 +31,5 @@ INDEXES = (
     ("claims", ClaimUsers),             # NodeInfo.PVCRefCounts: bound pods per claim
     ("storage", Storage),               # PVs by class, attachments by node, VolumeBinding's Reserve (no hooks)
     ("images", Images),                 # the nodes holding each image (node objects only: no hooks)
+    ("devices", DeviceAllocations),     # DRA: slices by node, devices in use, DynamicResources' Reserve (no hooks)
 )

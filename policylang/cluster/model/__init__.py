@@ -12,6 +12,7 @@ One module per family of kinds, each building on the ones before it:
     workloads.py  Namespace, PriorityClass, Service, Workload, PodDisruptionBudget
     storage.py    PersistentVolume(Claim), StorageClass, CSINode, CSIDriver, CSIStorageCapacity,
                   VolumeAttachment
+    resource.py   resource.k8s.io/v1: DeviceClass, ResourceClaim(Template), ResourceSlice
 
 Callers import every kind from here (``from policylang.cluster.model import Pod``). The whole
 of each module is re-exported, the names its annotations use included (``Optional``,
@@ -24,3 +25,4 @@ from .nodes import *  # noqa: F401,F403
 from .pods import *  # noqa: F401,F403
 from .workloads import *  # noqa: F401,F403
 from .storage import *  # noqa: F401,F403
+from .resource import *  # noqa: F401,F403

@@ -14,7 +14,8 @@ ResourceList = dict[str, Quantity]
 IntOrString = Union[int, str]
 
 
-_API_SPELLING = {"host_ip": "hostIP", "volume_id": "volumeID", "disk_uri": "diskURI", "node_id": "nodeID"}
+_API_SPELLING = {"host_ip": "hostIP", "volume_id": "volumeID", "disk_uri": "diskURI", "node_id": "nodeID",
+                 "share_id": "shareID"}
 
 
 def api_name(attr: str) -> str:

@@ -215,6 +215,9 @@ class Volume:
 @attrs.frozen
 class PodResourceClaim:
     name: str = ""
+    # One of the two: an existing claim, or a template the resourceclaim controller makes one from.
+    resource_claim_name: Optional[str] = None
+    resource_claim_template_name: Optional[str] = None
 
 
 @attrs.frozen
@@ -254,11 +257,19 @@ class PodCondition:
 
 
 @attrs.frozen
+class PodResourceClaimStatus:
+    """The claim made for a pod's template claim (its name; None: none is needed)."""
+    name: str = ""
+    resource_claim_name: Optional[str] = None
+
+
+@attrs.frozen
 class PodStatus:
     phase: str = "Pending"
     nominated_node_name: str = ""
     start_time: Optional[str] = None
     conditions: tuple[PodCondition, ...] = _list()
+    resource_claim_statuses: tuple[PodResourceClaimStatus, ...] = _list()
 
 
 @attrs.frozen

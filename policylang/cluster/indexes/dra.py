@@ -1,0 +1,83 @@
+"""Dynamic Resource Allocation's look-ups, as the scheduler's DRA manager holds them
+(pkg/scheduler/framework/plugins/dynamicresources/dra_manager.go, allocateddevices.go): the
+ResourceSlices by node and by pool (the allocator's SliceIndex), the devices in use
+(every allocated claim's results, but those allocated with admin access, which do not count as
+allocated), and DynamicResources' Reserve and PreBind (assume_allocation), which change the
+claims the state holds. From DRA objects alone: no pod hooks."""
+
+from __future__ import annotations
+
+import attrs
+
+from .. import model
+
+
+class DeviceAllocations:
+    def __init__(self, state) -> None:
+        self.state = state
+        self._slices = None         # structured.SliceIndex, made when first asked
+        self._allocated = None      # frozenset of structured.DeviceID, made when first asked
+
+    def arrive(self, pod, node: str) -> None:
+        pass
+
+    def leave(self, pod, node: str) -> None:
+        pass
+
+    def slices(self):
+        """The allocator's index of the state's ResourceSlices (structured.SliceIndex): the slices
+        of each node name, those for all nodes or a node selector, the slices of each pool, and
+        the verdicts of the selectors met on their devices. Made once for the state's list of
+        slices, which no scheduling changes."""
+        if self._slices is None:
+            from ...dra.structured import slice_index
+            self._slices = slice_index(self.state.resource_slices)
+        return self._slices
+
+    def allocated(self):
+        """ListAllAllocatedDevices: the devices of every claim's status.allocation, but those of
+        results with adminAccess (foreachAllocatedDevice skips them)."""
+        if self._allocated is None:
+            from ...dra.structured import DeviceID
+            self._allocated = frozenset(
+                DeviceID(r.driver, r.pool, r.device)
+                for c in self.state.resource_claims.values() if c.status.allocation is not None
+                for r in c.status.allocation.devices.results if not r.admin_access)
+        return self._allocated
+
+    def allocate(self, node, claims):
+        """structured.allocate for these claims on the node, with the slices it can reach, the
+        state's device classes and the devices in use: AllocationResults, or None; its
+        AllocationError is the caller's to judge."""
+        from ...dra import structured
+        return structured.allocate(node, list(claims), classes=self.state.device_classes, slices=self.slices(),
+                                   allocated=self.allocated())
+
+    def shortfalls(self, node, claims):
+        """structured.shortfalls: the requests that cannot be met on the node even alone."""
+        from ...dra import structured
+        return structured.shortfalls(node, list(claims), classes=self.state.device_classes, slices=self.slices(),
+                                     allocated=self.allocated())
+
+    def assume_allocation(self, pod, claims, allocations) -> None:
+        """Reserve and PreBind (bindClaim) as the state then holds them: each claim to allocate
+        gets its AllocationResult, and every claim of the pod not reserved for it gets the pod in
+        status.reservedFor. (The delete-protection finalizer PreBind adds is not modelled: the
+        model keeps no finalizers, and no decision reads them.)"""
+        state = self.state
+        by_key = dict(zip(((c.metadata.namespace, c.metadata.name) for c in claims if c.status.allocation is None),
+                          allocations))
+        for c in claims:
+            key = (c.metadata.namespace, c.metadata.name)
+            current = state.resource_claims.get(key, c)
+            status = current.status
+            if key in by_key and status.allocation is None:
+                status = attrs.evolve(status, allocation=by_key[key])
+            if not any(r.uid == pod.metadata.uid for r in status.reserved_for):
+                status = attrs.evolve(status, reserved_for=(*status.reserved_for, model.ResourceClaimConsumerReference(
+                    resource="pods", name=pod.metadata.name, uid=pod.metadata.uid)))
+            state.resource_claims[key] = attrs.evolve(current, status=status)
+        self._allocated = None
+
+    def claims_changed(self) -> None:
+        self._allocated = None

@@ -1,0 +1,1 @@
+"""Dynamic Resource Allocation (resource.k8s.io/v1, structured parameters)."""
