@@ -1,7 +1,8 @@
 package main
 
 // Simulating a batch (policylang/simulate/v1): the pending pods in PrioritySort's order, each
-// decided against the cache as the pods before it left it. A pod that fits is reserved (the
+// decided against the cache as the pods before it left it, once the resourceclaim controller
+// has made the claims of its templates (claims.go). A pod that fits is reserved (the
 // Reserve plugins) and assumed into the cache, as schedulingCycle does before binding; when
 // preemption nominates a node, its victims leave the cache and the pod is tried again at once,
 // nominated to that node, as the next cycle would try it once the deletions arrive.
@@ -144,6 +145,10 @@ func (s *simulation) place() (*simulateDoc, error) {
 			doc.Placements = append(doc.Placements, pl)
 			doc.Summary.Skipped++
 			continue
+		}
+		pod, err := w.instantiateClaims(pod)
+		if err != nil {
+			return nil, err
 		}
 		d, err := w.schedule(pod, opts)
 		if err != nil {

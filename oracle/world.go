@@ -58,6 +58,7 @@ type world struct {
 	objects    []runtime.Object
 	bound      map[podRef]*v1.Pod // pods bound during a simulation
 	lastState  fwk.CycleState     // the last cycle's state, for Reserve
+	dra        fwk.SharedDRAManager
 }
 
 // newWorld: without preemption, DefaultPreemption is disabled at PostFilter (other PostFilter
@@ -104,6 +105,7 @@ func newWorld(objects []runtime.Object, pending []*v1.Pod, cfg *schedulerapi.Kub
 		draSynced = append(draSynced, claimCache.AddEventHandler(toolscache.ResourceEventHandlerFuncs{}).HasSynced,
 			sliceTracker.HasSynced)
 	}
+	w.dra = draManager
 	csiManager := nodevolumelimits.NewCSIManager(informerFactory.Storage().V1().CSINodes().Lister())
 
 	w.globalPct = cfg.PercentageOfNodesToScore

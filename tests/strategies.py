@@ -1014,10 +1014,15 @@ class DraScenario:
 
 
 @st.composite
-def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: int = 4) -> DraScenario:
+def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: int = 4,
+                  one_pool_per_node: bool = False) -> DraScenario:
     """Nodes (as :func:`clusters` draws them, without inter-pod terms), DeviceClasses,
     ResourceSlices, the Namespaces (the admin one labelled), bound pods holding allocated
-    claims, and pending pods with 1-3 claims each."""
+    claims, and pending pods with 1-3 claims each.
+
+    ``one_pool_per_node``: every node reaches at most one pool (its own, of one driver), so the
+    order in which the allocator visits pools, which upstream leaves to a Go map, cannot
+    matter (see test_oracle_dra.py)."""
     base = draw(clusters(min_nodes=1, max_nodes=max_nodes, max_pods=4, affinity=False))
     plain = []
     for node in base.nodes:
@@ -1047,18 +1052,21 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
     free: dict[str, list] = {}      # node → [(driver, pool, device)] not yet allocated
     for node in names:
         free[node] = []
-        for driver in DRA_DRIVERS:
-            if maybe(draw, 3, 4) if driver == DRA_DRIVERS[0] else maybe(draw, 1, 3):
-                pool = f"{node}-{_short(driver)}"
-                devs = draw(devices(driver, draw(st.integers(1, 4))))
-                others.append(_slice(pool, driver, pool, devs, nodeName=node))
-                free[node] += [(driver, pool, d["name"]) for d in devs]
-    if maybe(draw, 1, 4):
+        if one_pool_per_node:
+            drivers = [draw(st.sampled_from(DRA_DRIVERS[:1] * 3 + DRA_DRIVERS[1:]))] if maybe(draw, 3, 4) else []
+        else:
+            drivers = [d for d in DRA_DRIVERS if (maybe(draw, 3, 4) if d == DRA_DRIVERS[0] else maybe(draw, 1, 3))]
+        for driver in drivers:
+            pool = f"{node}-{_short(driver)}"
+            devs = draw(devices(driver, draw(st.integers(1, 4))))
+            others.append(_slice(pool, driver, pool, devs, nodeName=node))
+            free[node] += [(driver, pool, d["name"]) for d in devs]
+    if not one_pool_per_node and maybe(draw, 1, 4):
         zone = draw(st.sampled_from(ZONES))
         others.append(_slice(f"{zone}-nic", DRA_DRIVERS[1], f"{zone}-nic", draw(devices(DRA_DRIVERS[1], 2)),
                              nodeSelector={"nodeSelectorTerms": [{"matchExpressions": [
                                  {"key": ZONE_KEY, "operator": "In", "values": [zone]}]}]}))
-    if maybe(draw, 1, 4):
+    if not one_pool_per_node and maybe(draw, 1, 4):
         others.append(_slice("fabric", DRA_DRIVERS[0], "fabric", draw(devices(DRA_DRIVERS[0], 2)), allNodes=True))
 
     # Bound pods: some hold a claim allocated from their node's free devices.
@@ -1085,7 +1093,7 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
         bound.append(pod)
 
     # Pending pods: each claim new, shared with an earlier pod (or a bound one), from a template
-    # (the claim made for the pod), or now and then missing.
+    # (the claim made for the pod already, or not yet), or now and then missing.
     claims = [o for o in others if o["kind"] == "ResourceClaim"]
     pending = []
     for i in range(draw(st.integers(min_pending, max_pending))):
@@ -1100,7 +1108,7 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
         refs = []
         for j in range(1 + maybe(draw, 1, 4) + maybe(draw, 1, 8)):
             rc = f"rc{j}"
-            kind = draw(st.sampled_from(["new"] * 6 + ["shared"] * 2 + ["template"] * 2 + ["missing"]))
+            kind = draw(st.sampled_from(["new"] * 6 + ["shared"] * 2 + ["template"] * 2 + ["fresh", "missing"]))
             ours = [c for c in claims if c["metadata"]["namespace"] == ns
                     and c["metadata"]["name"] not in {r.get("resourceClaimName") for r in refs}
                     and not c["metadata"].get("ownerReferences")]
@@ -1111,11 +1119,17 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
                 refs.append({"name": rc, "resourceClaimName": f"absent-{i}-{j}"})
                 continue
             requests, constraints = draw(device_requests(tuple(classes), admin=ns == ADMIN_NAMESPACE))
-            if kind == "template":
+            if kind in ("template", "fresh"):
                 template = f"tmpl-{i}-{j}"
                 others.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
                                "metadata": {"name": template, "namespace": ns},
                                "spec": {"spec": _claim("", ns, requests, constraints)["spec"]}})
+            if kind == "fresh":
+                # Its claim not made yet: simulate makes it (as the resourceclaim controller
+                # would), a single cycle says it is not created yet.
+                refs.append({"name": rc, "resourceClaimTemplateName": template})
+                continue
+            if kind == "template":
                 made = f"pending-{i}-{rc}-x7k2q"   # the controller's generated name
                 claim = _claim(made, ns, requests, constraints,
                                annotations={"resource.kubernetes.io/pod-claim-name": rc},
