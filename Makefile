@@ -38,6 +38,7 @@ test: install oracle kube
 bench: install
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/dra.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis

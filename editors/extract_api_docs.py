@@ -4,6 +4,7 @@ k8s.io/api and k8s.io/apimachinery at the release the project follows (v1.35: v0
 
     <api>/core/v1/types_swagger_doc_generated.go        (Pod, Node, volumes, …)
     <api>/storage/v1/, policy/v1/, scheduling/v1/ …     (StorageClass, PodDisruptionBudget, …)
+    <api>/resource/v1/                                  (DeviceClass, ResourceClaim, ResourceSlice, …)
     <apimachinery>/pkg/apis/meta/v1/types_swagger_doc_generated.go   (ObjectMeta, LabelSelector)
 
     python editors/extract_api_docs.py API_CHECKOUT APIMACHINERY_CHECKOUT [--tag v0.35.4]
@@ -24,7 +25,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "policylang" / "lsp" / "api_docs.json"
-API_FILES = ("core/v1", "storage/v1", "policy/v1", "scheduling/v1")
+# resource/v1 first: the model's ResourceClaim is resource.k8s.io's (core/v1 has a type of the
+# same name, a container's reference to a claim, which the model does not have); then core/v1,
+# the kinds the model means where the other groups reuse a name.
+API_FILES = ("resource/v1", "core/v1", "storage/v1", "policy/v1", "scheduling/v1")
 META_FILE = "pkg/apis/meta/v1"
 NOT_API_TYPES = ("Workload", "WorkloadSpec")
 
@@ -64,7 +68,7 @@ def main(argv: list[str]) -> int:
     docs: dict[str, dict[str, str]] = {}
     for folder in API_FILES:
         for kind, fields in parse_swagger_docs(_go_source(args.api, args.tag, folder)).items():
-            docs.setdefault(kind, fields)   # core/v1 first: the kinds the model means
+            docs.setdefault(kind, fields)   # the first group's, in API_FILES' order
     for kind, fields in parse_swagger_docs(_go_source(args.apimachinery, args.tag, META_FILE)).items():
         docs.setdefault(kind, fields)
 

@@ -1,6 +1,7 @@
 """The evaluation cost budget (issue 29), in the spirit of CEL's in Kubernetes: each pod's
 scheduling may take at most ``limit`` steps, where a step is one item a comprehension or a fold
-goes through (on one node) or one number ``range`` makes. Both executors count the same things:
+goes through (on one node) or one number ``range`` makes, and one step of the DRA allocator's
+search (dra/structured.py: a search call, a device looked at). Both executors count the same things:
 the reference interpreter per comprehension it runs, the vector executor per member it runs
 over its batch of nodes. Counting per comprehension, not per operation, keeps it free.
 
@@ -33,7 +34,8 @@ class CostExceeded(Exception):
         plugin = f" in plugin {self.plugin}" if self.plugin else ""
         pod = f" for pod {self.pod}" if self.pod else ""
         return (f"{where}evaluation ran past its cost budget of {self.limit:,} steps{pod}{plugin} "
-                f"(comprehension items, fold items and range numbers); --max-cost raises it")
+                f"(comprehension items, fold items, range numbers and device allocation steps); "
+                f"--max-cost raises it")
 
 
 class _Budget:

@@ -327,3 +327,30 @@ def test_the_answer_does_not_depend_on_attribute_order(attributes, expression, r
     rnd.shuffle(items)
     first = _outcome(expression, Device(D, attributes))
     assert _outcome(expression, Device(D, dict(items))) == first
+
+
+# Any expression, well-typed or not, ends in a result, a CompileError or an EvalError: nothing of
+# Python's own (a TypeError from a value of the wrong type behind a dyn) escapes.
+_atoms = st.sampled_from(['1', '2u', '1.5', '"a,b"', "b'x'", "true", "null", "[1, 2]", '{"a": 1}', "device",
+                          "device.driver", 'device.attributes["d"]', 'device.attributes["d"].i',
+                          'device.attributes["d"].s', 'device.attributes["d"].v', 'device.capacity["d"].m',
+                          'quantity("1Gi")', 'semver("1.0.0")', "dyn(1)", 'dyn("x")', "x", "[]", "{}"])
+_suffixes = st.sampled_from([".size()", '.contains("a")', '.matches("a+")', '.split(",")', ".lowerAscii()",
+                             '.isGreaterThan(quantity("1"))', '.compareTo(semver("1.0.0"))', ".add(1)",
+                             ".asInteger()", ".all(x, x > 0)", '.exists(x, x == "a")', ".map(x, x)",
+                             ".filter(x, true)", "[0]", '["a"]', ".a", ".major()", ".substring(1)", '.join(",")'])
+_expressions = st.recursive(_atoms, lambda inner: st.one_of(
+    st.tuples(inner, st.sampled_from(["+", "-", "*", "/", "%", "==", "<", "&&", "||", "in"]), inner)
+      .map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
+    inner.map(lambda e: f"!{e}"),
+    st.tuples(inner, inner, inner).map(lambda t: f"({t[0]} ? {t[1]} : {t[2]})"),
+    st.tuples(inner, inner).map(lambda t: f"cel.bind(x, {t[0]}, {t[1]})"),
+    st.tuples(inner, _suffixes).map("".join),
+), max_leaves=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_expressions)
+def test_only_compile_and_eval_errors_escape(expression):
+    device = Device("d", {"i": 3, "s": "a,b", "v": Version("1.2.3"), "o/x": True}, {"m": Q("2Gi")})
+    _outcome(expression, device)

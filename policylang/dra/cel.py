@@ -1168,14 +1168,19 @@ class _Compiler:
             except EvalError as err:
                 self.fail(str(err), where)
         fns = [a.fn for a in args]
-        if args and all(a.const is not _MISSING for a in args) and len(candidates) == 1:
+        if args and all(a.const is not _MISSING for a in args) and len(candidates) == 1 and all(
+                _matches_runtime(p, a.const) for p, a in zip(candidates[0].params, args)):
             # Every library function is pure: with literal arguments (`quantity("40Gi")`) it is
             # evaluated once, here. One that fails is left to fail at runtime, as upstream does.
+            consts = [a.const for a in args]
             try:
-                value = candidates[0].impl(*[a.const for a in args])
+                value = candidates[0].impl(*consts)
             except EvalError:
                 pass
             else:
+                # Charged where the call stands (each iteration of a comprehension around
+                # it), as if it ran there: folding saves time, never cost.
+                self.nodes += candidates[0].cost(*consts) if candidates[0].cost else 0
                 return Node(result, lambda r: value, value)
         if len(candidates) == 1 and all(p == DYN or a == p for p, a in zip(candidates[0].params, types)):
             only = candidates[0]

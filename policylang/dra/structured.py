@@ -24,15 +24,21 @@ decision reproducible. Within a pool, slices and devices keep their order, as up
 
 The search is bounded by policylang's cost budget (cost.charge, one step per search call and
 per device looked at), so a hostile claim cannot hang a cycle; CEL's own cost limit bounds a
-selector. A selector's verdict on a device is kept for the life of the slice index (CEL is
-pure), so 500 nodes with the same devices each evaluate a selector once per device.
+selector.
+
+What is pure is kept: a selector's verdict by what CEL sees of a device (500 nodes of the same
+GPUs evaluate it once per kind of GPU); whether a device passes a class and a request's
+selectors; the slices and pools of each node (SliceIndex, once per sequence of slices); and
+the outcome of a search by position, for every node whose pools look the same to the search
+(the same kinds of devices in the same order, the same positions in use): 500 nodes of the
+same GPUs search about once per pod and shape.
 """
 
 from __future__ import annotations
 
 import functools
 import sys
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Iterable, Mapping, NamedTuple, Optional, Sequence
 
 import attrs
 
@@ -63,9 +69,10 @@ V1_35 = Features(admin_access=True, prioritized_list=True)
 _IMPLEMENTED = {"admin_access", "prioritized_list"}
 
 
-@attrs.frozen(cache_hash=True)
-class DeviceID:
-    """MakeDeviceID: a device by driver, pool and name; str() is upstream's "driver/pool/device"."""
+class DeviceID(NamedTuple):
+    """MakeDeviceID: a device by driver, pool and name; str() is upstream's "driver/pool/device".
+    A named tuple, not an attrs class: the search hashes device IDs by the thousand, and a
+    tuple's hash and equality run in C."""
     driver: str
     pool: str
     device: str
@@ -77,11 +84,13 @@ class DeviceID:
 class AllocationError(Exception):
     """A problem with the claims, classes or slices (a CEL error, a missing class): upstream
     aborts the pod's scheduling attempt with it. str() is upstream's error text."""
+    on_node = False     # upstream's errors.Is(err, ErrFailedAllocationOnNode)
 
 
 class FailedAllocationOnNode(AllocationError):
     """upstream's ErrFailedAllocationOnNode: the node cannot be used ("invalid resource pools
     were encountered"), but other nodes may; the scheduler reports it as the node's reason."""
+    on_node = True
 
 
 # ---- slices, indexed once per state ------------------------------------------------------
@@ -104,8 +113,8 @@ class SliceIndex:
     """All ResourceSlices of a state, indexed once: the slices of each node name, those for
     all nodes and those with a node selector (slices whose devices each say where they are,
     and those with shared counters, need DRAPartitionableDevices, off in v1.35: GatherPools
-    skips them); the slices of each pool; each device's ID and CEL view; the pools each node
-    sees; and every selector's verdict on every device it met."""
+    skips them); the slices of each pool; each device's ID; the pools each node sees; and
+    every selector's verdict on every device it met."""
 
     def __init__(self, slices: Iterable[model.ResourceSlice]):
         self.slices: tuple[model.ResourceSlice, ...] = tuple(slices)
@@ -126,39 +135,98 @@ class SliceIndex:
                 self.for_all_nodes.append(pos)
             elif spec.node_selector is not None:
                 self.with_selector.append(pos)
-        self._pools: dict[str, tuple[model.Node, tuple[Pool, ...]]] = {}
-        self._cel_devices: dict[tuple[int, int], "cel.Device | AllocationErrorText"] = {}
+        self._views: dict[str, _NodeView] = {}
         self.verdicts: dict[tuple[str, int, int], "bool | str"] = {}
-        self._compiled: dict[str, "cel.Selector | cel.CompileError"] = {}
+        # (the class's and a request's selector expressions, slice position, device index) → bool
+        self.selectable: dict[tuple, bool] = {}
+        self._kinds: dict[tuple, int] = {}      # what the search sees of a device → a number
+        self._slice_kinds: dict[int, tuple[int, ...]] = {}
+        self._shapes: dict[tuple, int] = {}     # what the search sees of a node's pools → a number
+        self.outcomes: dict[tuple, tuple] = {}
 
-    def compiled(self, expression: str) -> "cel.Selector | cel.CompileError":
-        found = self._compiled.get(expression)
+    def pools_for(self, node: "model.Node | None") -> tuple[Pool, ...]:
+        return self.view(node).pools
+
+    def view(self, node: "model.Node | None") -> "_NodeView":
+        """The node's pools and the devices the search can look at, made once per node object."""
+        name = node.metadata.name if node is not None else None
+        kept = self._views.get(name)
+        if kept is None or kept.node is not node:
+            kept = self._views[name] = _NodeView(self, node, gather_pools(self, node))
+        return kept
+
+    def shape(self, pools: tuple[Pool, ...]) -> int:
+        """A number for what the search sees of these pools: each pool's driver and state, and
+        of each device its kind (CEL's view of it, binding conditions and counters, or not)."""
+        key = tuple((p.driver, p.incomplete, p.invalid, tuple(self._kinds_of(pos) for pos in p.slices))
+                    for p in pools)
+        return self._shapes.setdefault(key, len(self._shapes))
+
+    def _kinds_of(self, pos: int) -> tuple[int, ...]:
+        found = self._slice_kinds.get(pos)
         if found is None:
-            try:
-                found = cel.compile_selector(expression)
-            except cel.CompileError as err:
-                found = err
-            self._compiled[expression] = found
+            found = self._slice_kinds[pos] = tuple(
+                self._kinds.setdefault((_signature(d), bool(d.binding_conditions), bool(d.consumes_counters)),
+                                       len(self._kinds))
+                for d in self.slices[pos].spec.devices)
         return found
 
-    def pools_for(self, node: model.Node) -> tuple[Pool, ...]:
-        name = node.metadata.name
-        kept = self._pools.get(name)
-        if kept is not None and kept[0] is node:
-            return kept[1]
-        pools = gather_pools(self, node)
-        self._pools[name] = (node, pools)
-        return pools
-
-    def cel_device(self, pos: int, index: int) -> "cel.Device | AllocationErrorText":
-        """The device as CEL sees it (cel.Device in upstream's DeviceMatches), or the error
-        upstream's DeviceMatches returns for it before evaluating anything."""
-        key = (pos, index)
-        found = self._cel_devices.get(key)
+    def verdict(self, expression: str, pos: int, index: int) -> "bool | str | cel.CompileError":
+        """A selector's verdict on a device (True, False or the text of its runtime error), or
+        the selector's CompileError. Kept here by position, and across devices by what CEL
+        sees of a device (its driver, attributes and capacity): 500 nodes of the same GPUs
+        evaluate a selector once per kind of GPU."""
+        found = self.verdicts.get((expression, pos, index))
+        if found is not None:
+            return found
+        spec = self.slices[pos].spec
+        key = (expression, spec.driver, _signature(spec.devices[index]))
+        found = _VERDICTS.get(key)
         if found is None:
-            found = self._cel_devices[key] = _cel_device(self.slices[pos].spec.driver,
-                                                         self.slices[pos].spec.devices[index])
+            compiled = _compiled(expression)
+            if isinstance(compiled, cel.CompileError):
+                return compiled
+            found = _evaluate(compiled, _cel_device(spec.driver, spec.devices[index]))
+            if len(_VERDICTS) >= _VERDICTS_KEPT:
+                _VERDICTS.clear()
+            _VERDICTS[key] = found
+        self.verdicts[(expression, pos, index)] = found
         return found
+
+
+# Verdicts by (expression, driver, device signature); bounded.
+_VERDICTS: dict[tuple, "bool | str"] = {}
+_VERDICTS_KEPT = 1_000_000
+
+
+def _signature(device: model.Device) -> tuple:
+    """All a selector sees of a device but its driver: each attribute's four values (so int 1
+    and bool true differ) and each capacity as written (equal quantities written differently
+    only miss the cache)."""
+    return (tuple(sorted((name, a.int_, a.bool_, a.string, a.version) for name, a in device.attributes.items())),
+            tuple(sorted((name, str(c.value)) for name, c in device.capacity.items())))
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(expression: str) -> "cel.Selector | cel.CompileError":
+    try:
+        return cel.compile_selector(expression)
+    except cel.CompileError as err:
+        return err
+
+
+class _NodeView:
+    """One node's side of the index: its pools, the devices of its usable pools in search
+    order (``reachable``, with where each is, ``places``), and the number of its shape."""
+
+    def __init__(self, index: SliceIndex, node, pools: tuple[Pool, ...]):
+        self.node = node
+        self.pools = pools
+        self.places = tuple((pos, di) for p in pools if not (p.incomplete or p.invalid)
+                            for pos in p.slices for di in range(len(index.device_ids[pos])))
+        self.reachable = tuple(index.device_ids[pos][di] for pos, di in self.places)
+        self.position = {d: i for i, d in enumerate(self.reachable)}
+        self.shape = index.shape(pools)
 
 
 class AllocationErrorText(str):
@@ -195,7 +263,9 @@ def slice_index(slices: "Sequence[model.ResourceSlice] | SliceIndex") -> SliceIn
     if isinstance(slices, SliceIndex):
         return slices
     kept = _INDEXES.get(id(slices))
-    if kept is not None and kept[0] is slices:
+    # A list grown or shrunk in place since is indexed again (one changed in place, item for
+    # item, is not noticed: give a new sequence, or a new SliceIndex, when slices change).
+    if kept is not None and kept[0] is slices and len(kept[1].slices) == len(slices):
         return kept[1]
     index = SliceIndex(slices)
     if len(_INDEXES) >= 8:
@@ -221,7 +291,7 @@ def node_matches(node: Optional[model.Node], node_name: str, all_nodes: bool,
 def gather_pools(index: SliceIndex, node: model.Node) -> tuple[Pool, ...]:
     """GatherPools: the pools with devices the node can reach, each from its newest generation
     among the slices for the node; incomplete and invalid ones marked."""
-    candidates = list(index.by_node_name.get(node.metadata.name, ()))
+    candidates = list(index.by_node_name.get(node.metadata.name, ()) if node is not None else ())
     candidates += index.for_all_nodes
     candidates += [pos for pos in index.with_selector
                    if node_matches(node, "", False, index.slices[pos].spec.node_selector)]
@@ -298,6 +368,8 @@ class _RequestData:
     num_devices: int = 0
     selected_sub_index: int = 0
     all_devices: list = attrs.field(factory=list)    # [(DeviceID, slice position, device index)]
+    selectors: tuple = ()   # the class's selector expressions and the request's, as a key
+
 
     def request_name(self) -> str:
         return f"{self.parent.name}/{self.request.name}" if self.parent is not None else self.request.name
@@ -398,10 +470,9 @@ class _Allocation:
         self.pools = index.pools_for(node)
         self.request_data: dict[tuple[int, int, int], _RequestData] = {}
         self.constraints: list[list[_MatchAttribute]] = [[] for _ in claims]
-        self.matches: dict[tuple, bool] = {}
+        self.matches: dict[tuple, dict[DeviceID, bool]] = {}    # by request key, then device
         self.allocating: dict[DeviceID, set[int]] = {}
         self.results: list[list[_DeviceResult]] = [[] for _ in claims]
-        self.invocations = 0
 
     # -- checking the claims before the search (Allocate's first loop) --
     def prepare(self) -> int:
@@ -461,6 +532,8 @@ class _Allocation:
                                   f"{request.device_class_name}: deviceclass.resource.k8s.io "
                                   f"\"{request.device_class_name}\" not found")
         data.cls = cls
+        data.selectors = (tuple(sel.cel.expression for sel in cls.spec.selectors if sel.cel is not None),
+                          tuple(sel.cel.expression for sel in request.selectors))
         if request.allocation_mode == model.ALLOCATION_MODE_EXACT_COUNT:
             data.num_devices = request.count
         elif request.allocation_mode == model.ALLOCATION_MODE_ALL:
@@ -489,33 +562,43 @@ class _Allocation:
         if not self.features.device_binding_and_status and device.binding_conditions:
             return False
         device_id = self.index.device_ids[pos][di]
-        mkey = (device_id, key)
-        found = self.matches.get(mkey)
+        per_request = self.matches.get(key)
+        if per_request is None:
+            per_request = self.matches[key] = {}
+        found = per_request.get(device_id)
         if found is not None:
             return found
-        result = (data.cls is None or self.selectors_match(key, pos, di, data.cls, data.cls.spec.selectors)) \
-            and self.selectors_match(key, pos, di, None, data.request.selectors)
+        # The class's and the request's selectors on this device, as any earlier call found them
+        # (errors are not kept: they are raised again, in the same order).
+        pure = (data.selectors, pos, di)
+        result = self.index.selectable.get(pure)
+        if result is None:
+            result = (data.cls is None or self.selectors_match(key, pos, di, data.cls, data.cls.spec.selectors)) \
+                and self.selectors_match(key, pos, di, None, data.request.selectors)
+            self.index.selectable[pure] = result
         # With perDeviceNodeSelection each device would be matched against the node here; such
         # slices need DRAPartitionableDevices, and GatherPools left them out.
-        self.matches[mkey] = result
+        per_request[device_id] = result
         return result
 
     def selectors_match(self, key, pos: int, di: int, cls, selectors) -> bool:
         verdicts = self.index.verdicts
         for i, selector in enumerate(selectors):
-            expression = selector.cel.expression
-            verdict = verdicts.get((expression, pos, di))
+            if selector.cel is None:
+                # Only a class can get here (a request's selectors were checked first); upstream
+                # would dereference nil. API validation refuses both.
+                raise AllocationError(f"{self._owner(key, cls)}: selector #{i}: CEL expression empty "
+                                      "(unsupported selector type?)")
+            verdict = verdicts.get((selector.cel.expression, pos, di))
             if verdict is None:
-                # Only an expression that compiled has verdicts, so compiling can wait till here.
-                compiled = self.index.compiled(expression)
-                if isinstance(compiled, cel.CompileError):
-                    raise AllocationError(f"{self._owner(key, cls)}: selector #{i}: CEL compile error: "
-                                          f"{compiled}") from None
-                verdict = verdicts[(expression, pos, di)] = _evaluate(compiled, self.index.cel_device(pos, di))
-            if verdict is not True:
-                if verdict is False:
-                    return False
-                raise AllocationError(f"{self._owner(key, cls)}: selector #{i}: CEL runtime error: {verdict}")
+                verdict = self.index.verdict(selector.cel.expression, pos, di)
+            if verdict is True:
+                continue
+            if verdict is False:
+                return False
+            if isinstance(verdict, cel.CompileError):
+                raise AllocationError(f"{self._owner(key, cls)}: selector #{i}: CEL compile error: {verdict}")
+            raise AllocationError(f"{self._owner(key, cls)}: selector #{i}: CEL runtime error: {verdict}")
         return True
 
     def _owner(self, key, cls) -> str:
@@ -523,7 +606,6 @@ class _Allocation:
 
     # -- the depth-first search (allocateOne) --
     def allocate_one(self, ci: int, ri: int, si: int, di: int, allocate_sub: bool) -> bool:
-        self.invocations += 1
         charge(1)
         if ci >= len(self.claims):
             return True
@@ -580,21 +662,24 @@ class _Allocation:
                 undo()
             return done
 
-        matches, allocated, allocating = self.matches, self.allocated, self.allocating
+        matches = self.matches.get(key)
+        if matches is None:
+            matches = self.matches[key] = {}
+        allocated, allocating, device_ids = self.allocated, self.allocating, self.index.device_ids
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
             for pos in pool.slices:
-                ids = self.index.device_ids[pos]
+                ids = device_ids[pos]
+                charge(len(ids))
                 for index in range(len(ids)):
-                    charge(1)
                     device_id = ids[index]
                     if request.admin_access:
                         if ci in allocating.get(device_id, ()):
                             continue
                     elif device_id in allocated or allocating.get(device_id):
                         continue
-                    selectable = matches.get((device_id, key))
+                    selectable = matches.get(device_id)
                     if selectable is None:
                         selectable = self.selectable(key, data, pos, index)
                     if not selectable:
@@ -652,18 +737,7 @@ class _Allocation:
         return undo
 
     # -- the results (Allocate's last loop) --
-    def allocation(self, ci: int) -> model.AllocationResult:
-        claim = self.claims[ci]
-        results = tuple(
-            model.DeviceRequestAllocationResult(
-                request=r.request_name(), driver=r.id.driver, pool=r.id.pool, device=r.id.device,
-                admin_access=r.admin_access, tolerations=r.tolerations)
-            for r in self.results[ci])
-        return model.AllocationResult(
-            devices=model.DeviceAllocationResult(results=results, config=self._config(ci)),
-            node_selector=self._node_selector(claim, self.results[ci]))
-
-    def _config(self, ci: int) -> tuple:
+    def config(self, ci: int) -> tuple:
         claim = self.claims[ci]
         config: list[model.DeviceAllocationConfiguration] = []
         ranges: dict[str, tuple[int, int]] = {}    # the class's configs, added once
@@ -703,27 +777,35 @@ class _Allocation:
                     config.append(entry)
         return tuple(config)
 
-    def _node_selector(self, claim, results: list[_DeviceResult]) -> Optional[model.NodeSelector]:
-        """createNodeSelector: the node of a node-local device, else the requirements of the
-        slices' node selectors in one term, else None (every node)."""
-        fields: list[model.NodeSelectorRequirement] = []
-        expressions: list[model.NodeSelectorRequirement] = []
-        for r in results:
-            spec = self.index.slices[r.pos].spec
-            if spec.node_name is not None:
-                return _local_node_selector(spec.node_name)
-            if spec.node_selector is not None:
-                terms = spec.node_selector.node_selector_terms
-                if len(terms) == 1:
-                    _add_new(terms[0].match_fields, fields)
-                    _add_new(terms[0].match_expressions, expressions)
-                elif len(terms) > 1:
-                    raise AllocationError(f"create NodeSelector for claim {claim.metadata.name}: "
-                                          f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
-        if fields or expressions:
-            return model.NodeSelector(node_selector_terms=(model.NodeSelectorTerm(
-                match_expressions=tuple(expressions), match_fields=tuple(fields)),))
-        return None
+def _node_selector(index: SliceIndex, claim, positions: Sequence[int]) -> Optional[model.NodeSelector]:
+    """createNodeSelector: the node of a node-local device, else the requirements of the
+    slices' node selectors in one term, else None (every node)."""
+    fields: list[model.NodeSelectorRequirement] = []
+    expressions: list[model.NodeSelectorRequirement] = []
+    for pos in positions:
+        spec = index.slices[pos].spec
+        if spec.node_name is not None:
+            return _local_node_selector(spec.node_name)
+        if spec.node_selector is not None:
+            terms = spec.node_selector.node_selector_terms
+            if len(terms) == 1:
+                _add_new(terms[0].match_fields, fields)
+                _add_new(terms[0].match_expressions, expressions)
+            elif len(terms) > 1:
+                raise AllocationError(f"create NodeSelector for claim {claim.metadata.name}: "
+                                      f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
+    if fields or expressions:
+        return model.NodeSelector(node_selector_terms=(model.NodeSelectorTerm(
+            match_expressions=tuple(expressions), match_fields=tuple(fields)),))
+    return None
+
+
+@functools.lru_cache(maxsize=65536)
+def _device_result(request: str, device: DeviceID, admin_access, tolerations) -> model.DeviceRequestAllocationResult:
+    """One result (frozen, so the same one serves every allocation that takes the device)."""
+    return model.DeviceRequestAllocationResult(request=request, driver=device.driver, pool=device.pool,
+                                               device=device.device, admin_access=admin_access,
+                                               tolerations=tolerations)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -767,7 +849,7 @@ def _check_features(features: Features) -> None:
         raise ValueError(f"allocator features not implemented: {', '.join(unsupported)}")
 
 
-def allocate(node: model.Node, claims: Sequence[model.ResourceClaim], *,
+def allocate(node: "model.Node | None", claims: Sequence[model.ResourceClaim], *,
              classes: Mapping[str, model.DeviceClass],
              slices: "Sequence[model.ResourceSlice] | SliceIndex",
              allocated: "frozenset[DeviceID] | set[DeviceID]" = frozenset(),
@@ -778,13 +860,109 @@ def allocate(node: model.Node, claims: Sequence[model.ResourceClaim], *,
     text) for a problem with the claims, classes or slices, FailedAllocationOnNode where only
     this node is out ("invalid resource pools were encountered").
 
-    ``slices`` are all of the state's slices (those for the node are picked here), best given
-    as the same sequence every time or as a SliceIndex: the index is built once for it.
-    ``allocated``: the devices other claims hold."""
+    ``slices`` are all of the state's slices, never a node's share of them: those for the node
+    are picked here, and whether a pool is complete, or replaced by a newer generation, is
+    judged over all of the pool's slices, those of other nodes included (checkSlicesInPool).
+    Give the same sequence every time, or a SliceIndex: the index is built once for it.
+    ``allocated``: the devices other claims hold (allocated with admin access or not, as the
+    caller's DRA manager counts them)."""
     if features is not V1_35:
         _check_features(features)
     claims = tuple(claims)
-    alloc = _Allocation(node, claims, classes, slice_index(slices), allocated, features)
+    index = slice_index(slices)
+    view = index.view(node)
+    key, pinned = _outcome_key(view, claims, classes, allocated, features)
+    kept = index.outcomes.get(key)
+    if kept is not None and kept[0] == pinned:
+        return _materialize(kept[1], claims, view, index)
+    positional = _allocate(node, claims, classes, index, view, allocated, features)
+    if len(index.outcomes) >= _OUTCOMES_KEPT:
+        index.outcomes.clear()
+    index.outcomes[key] = (pinned, positional)
+    return _materialize(positional, claims, view, index)
+
+
+_OUTCOMES_KEPT = 100_000
+
+
+def _outcome_key(view: _NodeView, claims, classes, allocated, features):
+    """What an allocation depends on, so that a node whose pools look the same to the search as
+    an earlier node's (the same kinds of devices in the same order, the same ones in use) gets
+    that node's outcome, by position, without a search: 500 nodes of the same GPUs search once
+    per pod and shape. It depends on the shape of the node's pools, the claims' specs (not
+    their names: only errors name claims, and errors are not kept), the classes they name, the
+    positions of the devices in use, the features. The key, and the classes it holds by
+    identity (compared with ``is`` on a hit)."""
+    specs = [_spec_key(c) for c in claims]
+    names = [r.exactly.device_class_name if r.exactly else None for c in claims for r in c.spec.devices.requests]
+    names += [sub.device_class_name for c in claims for r in c.spec.devices.requests for sub in r.first_available]
+    held = tuple(classes.get(n) for n in names)
+    used = tuple(i for i, d in enumerate(view.reachable) if d in allocated) if allocated else ()
+    return (view.shape, tuple(specs), tuple(map(id, held)), used, features), _Pinned(held)
+
+
+def _materialize(positional, claims, view: _NodeView, index: SliceIndex):
+    """An outcome by position made this node's: its devices, and the node selector of its
+    slices."""
+    if positional is None:
+        return None
+    out = []
+    for claim, (devices, config) in zip(claims, positional):
+        results = tuple(_device_result(name, view.reachable[p], admin, tolerations)
+                        for name, p, admin, tolerations in devices)
+        selector = _node_selector(index, claim, [view.places[p][0] for _, p, _, _ in devices])
+        out.append(model.AllocationResult(devices=model.DeviceAllocationResult(results=results, config=config),
+                                          node_selector=selector))
+    return tuple(out)
+
+
+def _spec_key(claim: model.ResourceClaim):
+    """The claim's spec as a key, hashed once per claim object (a pod's claims are asked of
+    every node): the spec itself, or its repr where a dict inside (opaque parameters) has no
+    hash (equal specs whose dicts list keys in another order only miss)."""
+    kept = _SPEC_KEYS.get(id(claim))
+    if kept is not None and kept[0] is claim:
+        return kept[1]
+    try:
+        key = _Hashed(claim.spec)
+    except TypeError:
+        key = _Hashed(repr(claim.spec))
+    if len(_SPEC_KEYS) >= 4096:
+        _SPEC_KEYS.clear()
+    _SPEC_KEYS[id(claim)] = (claim, key)
+    return key
+
+
+_SPEC_KEYS: dict[int, tuple] = {}
+
+
+class _Hashed:
+    """A value with its hash worked out once."""
+    __slots__ = ("value", "hash")
+
+    def __init__(self, value):
+        self.value, self.hash = value, hash(value)
+
+    def __hash__(self):
+        return self.hash
+
+    def __eq__(self, other):
+        return isinstance(other, _Hashed) and self.hash == other.hash and self.value == other.value
+
+
+class _Pinned(tuple):
+    """Objects compared by identity: a kept outcome is only for the very same classes."""
+
+    def __eq__(self, other):
+        return len(self) == len(other) and all(a is b for a, b in zip(self, other))
+
+    __hash__ = tuple.__hash__
+
+
+def _allocate(node, claims, classes, index: SliceIndex, view: _NodeView, allocated, features):
+    """Allocate's search; its outcome by position in the node's reachable devices: per claim,
+    the (request name, position, adminAccess, tolerations) of each device, and the config."""
+    alloc = _Allocation(node, claims, classes, index, allocated, features)
     alloc.prepare()
     need = _depth_needed(claims)
     limit = sys.getrecursionlimit()
@@ -803,7 +981,9 @@ def allocate(node: model.Node, claims: Sequence[model.ResourceClaim], *,
         if any(p.invalid for p in alloc.pools):
             raise FailedAllocationOnNode("invalid resource pools were encountered")
         return None
-    return tuple(alloc.allocation(ci) for ci in range(len(claims)))
+    return tuple((tuple((r.request_name(), view.position[r.id], r.admin_access, r.tolerations)
+                        for r in alloc.results[ci]), alloc.config(ci))
+                 for ci in range(len(claims)))
 
 
 # ---- why not: for explain --------------------------------------------------------------
