@@ -1015,14 +1015,16 @@ class DraScenario:
 
 @st.composite
 def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: int = 4,
-                  one_pool_per_node: bool = False) -> DraScenario:
+                  one_pool_per_node: bool = False, orphans: bool = True) -> DraScenario:
     """Nodes (as :func:`clusters` draws them, without inter-pod terms), DeviceClasses,
     ResourceSlices, the Namespaces (the admin one labelled), bound pods holding allocated
     claims, and pending pods with 1-3 claims each.
 
     ``one_pool_per_node``: every node reaches at most one pool (its own, of one driver), so the
     order in which the allocator visits pools, which upstream leaves to a Go map, cannot
-    matter (see test_oracle_dra.py)."""
+    matter (see test_oracle_dra.py). ``orphans``: some allocated claims are left by their pod
+    (reservedFor empty, as once the pod is gone), which DynamicResources' PostFilter deallocates
+    when a pod that shares one cannot be scheduled."""
     base = draw(clusters(min_nodes=1, max_nodes=max_nodes, max_pods=4, affinity=False))
     plain = []
     for node in base.nodes:
@@ -1089,7 +1091,10 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
                         {"key": "metadata.name", "operator": "In", "values": [node]}]}]}},
                 "reservedFor": [{"resource": "pods", "name": pod["metadata"]["name"], "uid": pod_uid(pod)}]}
             others.append(claim)
-            pod["spec"]["resourceClaims"] = [{"name": "held", "resourceClaimName": claim["metadata"]["name"]}]
+            if orphans and maybe(draw, 1, 4):
+                del claim["status"]["reservedFor"]   # its pod is gone; the allocation stays
+            else:
+                pod["spec"]["resourceClaims"] = [{"name": "held", "resourceClaimName": claim["metadata"]["name"]}]
         bound.append(pod)
 
     # Pending pods: each claim new, shared with an earlier pod (or a bound one), from a template
