@@ -891,7 +891,8 @@ def team_policies(draw) -> str:
 # meet a missing key; DeviceClasses with one selector each (driver ==, an attribute ==, a
 # capacity compareTo, a version comparison) and one class that reads the gpu domain on every
 # device, so a CEL runtime error ("no such key") is reached now and then. ResourceSlices are
-# per node (spec.nodeName), and sometimes per zone (nodeSelector) or for every node (allNodes).
+# per node (spec.nodeName; now and then a pool in two slices, or an incomplete one), and
+# sometimes per zone (nodeSelector) or for every node (allNodes).
 # Claims: ExactCount 1-3 or All, adminAccess (only in ADMIN_NAMESPACE, which the API server's
 # admission requires to carry ADMIN_LABEL), firstAvailable, matchAttribute constraints. Bound
 # pods hold allocated claims (allocation picked from their node's free devices, reservedFor
@@ -971,7 +972,9 @@ def pod_uid(pod: dict) -> str:
 def _exact(draw, classes: tuple, admin: bool) -> dict:
     """An ExactDeviceRequest (the part after the name): a class, ExactCount (count 1-3, often
     left to its default of 1) or All, sometimes a selector, and adminAccess where allowed."""
-    req = {"deviceClassName": draw(st.sampled_from([classes[0]] * len(classes) + list(classes)))}
+    # Mostly the first class; rarely one that does not exist.
+    req = {"deviceClassName": "absent-class" if maybe(draw, 1, 25)
+           else draw(st.sampled_from([classes[0]] * len(classes) + list(classes)))}
     if maybe(draw, 1, 6):
         req["allocationMode"] = "All"
     else:
@@ -1061,7 +1064,16 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
         for driver in drivers:
             pool = f"{node}-{_short(driver)}"
             devs = draw(devices(driver, draw(st.integers(1, 4))))
-            others.append(_slice(pool, driver, pool, devs, nodeName=node))
+            if not one_pool_per_node and len(devs) > 1 and maybe(draw, 1, 5):
+                # A pool in two slices; now and then it says three (one not published yet):
+                # an incomplete pool, whose devices are never allocated.
+                count = 3 if maybe(draw, 1, 3) else 2
+                for part, share in (("a", devs[:1]), ("b", devs[1:])):
+                    piece = _slice(f"{pool}-{part}", driver, pool, share, nodeName=node)
+                    piece["spec"]["pool"]["resourceSliceCount"] = count
+                    others.append(piece)
+            else:
+                others.append(_slice(pool, driver, pool, devs, nodeName=node))
             free[node] += [(driver, pool, d["name"]) for d in devs]
     if not one_pool_per_node and maybe(draw, 1, 4):
         zone = draw(st.sampled_from(ZONES))

@@ -36,22 +36,24 @@ pytestmark = pytest.mark.skipif(not _policy_models_claims(),
                                 reason=f"stdlib DynamicResources still says pods with claims are {UNSUPPORTED!r}")
 
 
-# 40 + 20 + 20 examples in ``ci``: drawing a DRA scenario costs about as much as deciding it.
 # Upstream's allocator visits the pools a node reaches in the order of a Go map (GatherPools in
 # k8s.io/dynamic-resource-allocation structured/internal/incubating/pools_incubating.go ranges
-# over a map[PoolID]), so where a node reaches two pools or more, which devices a claim is given,
-# and whether a selector's CEL runtime error ("no such key") is met before a device matches,
-# are left to chance: the oracle gives two answers for one cluster. policylang visits them in the
-# order of the pools' first slices in the dump (policylang/dra/structured.py). In that case the
-# oracle is asked again, up to this many times, for the answer policylang gave (on a preemption
-# tie, with the bound pods in another order too, see test_oracle.PREEMPTION_TIE_TRIES): every
-# answer accepted is one that upstream gave for the same cluster. Batches draw nodes that reach
-# one pool each (one_pool_per_node), where the order cannot matter.
+# over a map[PoolID], and a pool's slices come in the order of the informer's store, another
+# map), so where a node reaches two slices or more, which devices a claim is given, and whether
+# a selector's CEL runtime error ("no such key") is met before a device matches, are left to
+# chance: the oracle gives two answers for one cluster. policylang visits the pools in the order
+# of their first slices in the dump, and a pool's slices in the dump's order
+# (policylang/dra/structured.py). In that case the oracle is asked again, up to this many times,
+# for the answer policylang gave (on a preemption tie, with the bound pods in another order too,
+# see test_oracle.PREEMPTION_TIE_TRIES): every answer accepted is one that upstream gave for the
+# same cluster. Batches draw nodes that reach one pool each (one_pool_per_node), where the order
+# cannot matter.
 POOL_ORDER_TRIES = 24
 
 
 def shares_pools(cluster: S.Cluster) -> bool:
-    """Whether some node may reach two pools (its own, a zone's, everyone's)."""
+    """Whether some node may reach two slices (of its own pools, a zone's, everyone's): the
+    order of pools, and of a pool's slices, comes from Go maps."""
     slices = [o["spec"] for o in cluster.others if o["kind"] == "ResourceSlice"]
     wide = sum(1 for s in slices if "nodeName" not in s)
     return any(wide + sum(1 for s in slices if s.get("nodeName") == n) >= 2 for n in cluster.node_names)
@@ -76,6 +78,7 @@ def assert_same(oracle, cluster: S.Cluster, pod: dict, preemption: bool) -> None
     assert ours == theirs
 
 
+# 40 + 20 + 20 examples in ``ci``: drawing a DRA scenario costs about as much as deciding it.
 @given(S.dra_scenarios())
 @examples(1)
 def test_dra_single_cycle(oracle, scenario):
