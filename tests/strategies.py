@@ -995,7 +995,7 @@ def device_requests(draw, classes: tuple, admin: bool) -> tuple[list, list]:
     sometimes a matchAttribute constraint over some or all of them."""
     requests = []
     for i in range(1 + maybe(draw, 1, 4)):
-        if maybe(draw, 1, 5):
+        if maybe(draw, 1, 3):
             subs = [{"name": f"s{j}", **draw(_exact(classes, admin=False))} for j in range(draw(st.integers(1, 3)))]
             requests.append({"name": f"r{i}", "firstAvailable": subs})
         else:
@@ -1080,27 +1080,38 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
         others.append(_slice(f"{zone}-nic", DRA_DRIVERS[1], f"{zone}-nic", draw(devices(DRA_DRIVERS[1], 2)),
                              nodeSelector={"nodeSelectorTerms": [{"matchExpressions": [
                                  {"key": ZONE_KEY, "operator": "In", "values": [zone]}]}]}))
+    fabric: list = []   # [(driver, pool, device)] of the devices every node reaches, not allocated
     if not one_pool_per_node and maybe(draw, 1, 4):
-        others.append(_slice("fabric", DRA_DRIVERS[0], "fabric", draw(devices(DRA_DRIVERS[0], 2)), allNodes=True))
+        devs = draw(devices(DRA_DRIVERS[0], 2))
+        others.append(_slice("fabric", DRA_DRIVERS[0], "fabric", devs, allNodes=True))
+        fabric = [(DRA_DRIVERS[0], "fabric", d["name"]) for d in devs]
 
-    # Bound pods: some hold a claim allocated from their node's free devices.
+    # Bound pods: some hold a claim allocated from their node's free devices, or from the
+    # devices every node reaches (an allocation without a node selector: a pod that shares it
+    # may go anywhere).
     bound = []
     for i, pod in enumerate(base.pods):
         pod = copy.deepcopy(pod)
+        if maybe(draw, 2, 3):
+            pod["metadata"]["namespace"] = "default"   # mostly one namespace, so claims are shared
         pod["metadata"]["uid"] = pod_uid(pod)
         node = pod["spec"]["nodeName"]
-        if free[node] and pod["status"]["phase"] == "Running" and maybe(draw, 1, 2):
-            count = draw(st.integers(1, min(2, len(free[node]))))
-            taken, free[node] = free[node][:count], free[node][count:]
+        wide = bool(fabric) and maybe(draw, 1, 3)
+        source = fabric if wide else free[node]
+        if source and pod["status"]["phase"] == "Running" and maybe(draw, 1, 2):
+            count = draw(st.integers(1, min(2, len(source))))
+            taken = source[:count]
+            del source[:count]
             claim = _claim(f"held-{i}", pod["metadata"]["namespace"],
                            [{"name": "r0", "exactly": {"deviceClassName": "any-device", "count": count}}],
                            finalizers=["resource.kubernetes.io/delete-protection"])
+            allocation = {"devices": {"results": [{"request": "r0", "driver": d, "pool": p, "device": dev}
+                                                  for d, p, dev in taken]}}
+            if not wide:
+                allocation["nodeSelector"] = {"nodeSelectorTerms": [{"matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": [node]}]}]}
             claim["status"] = {
-                "allocation": {
-                    "devices": {"results": [{"request": "r0", "driver": d, "pool": p, "device": dev}
-                                            for d, p, dev in taken]},
-                    "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
-                        {"key": "metadata.name", "operator": "In", "values": [node]}]}]}},
+                "allocation": allocation,
                 "reservedFor": [{"resource": "pods", "name": pod["metadata"]["name"], "uid": pod_uid(pod)}]}
             others.append(claim)
             if orphans and maybe(draw, 1, 4):
@@ -1120,17 +1131,21 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
             # Mostly a plain pod, so that the earlier filters leave DynamicResources nodes to judge.
             pod["spec"] = {"containers": [{"name": "c0", "image": draw(st.sampled_from(IMAGES)),
                                            "resources": {"requests": {"cpu": "100m"}}}]}
+        if maybe(draw, 2, 3):
+            pod["metadata"]["namespace"] = "default"
         pod["metadata"]["uid"] = pod_uid(pod)
         ns = pod["metadata"]["namespace"]
         refs = []
         for j in range(1 + maybe(draw, 1, 4) + maybe(draw, 1, 8)):
             rc = f"rc{j}"
-            kind = draw(st.sampled_from(["new"] * 6 + ["shared"] * 2 + ["template"] * 2 + ["fresh", "missing"]))
+            kind = draw(st.sampled_from(["new"] * 6 + ["shared"] * 3 + ["template"] * 2 + ["fresh", "missing"]))
             ours = [c for c in claims if c["metadata"]["namespace"] == ns
                     and c["metadata"]["name"] not in {r.get("resourceClaimName") for r in refs}
                     and not c["metadata"].get("ownerReferences")]
             if kind == "shared" and ours:
-                refs.append({"name": rc, "resourceClaimName": draw(st.sampled_from(ours))["metadata"]["name"]})
+                held = [c for c in ours if "status" in c]
+                pick = held if held and draw(st.booleans()) else ours   # half the time one in use
+                refs.append({"name": rc, "resourceClaimName": draw(st.sampled_from(pick))["metadata"]["name"]})
                 continue
             if kind == "missing":
                 refs.append({"name": rc, "resourceClaimName": f"absent-{i}-{j}"})
