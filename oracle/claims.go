@@ -12,13 +12,16 @@ package main
 import (
 	"crypto/sha256"
 	"fmt"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	clienttesting "k8s.io/client-go/testing"
 )
 
 const (
@@ -108,4 +111,42 @@ func (w *world) awaitClaim(namespace, name string) error {
 		time.Sleep(time.Millisecond)
 	}
 	return fmt.Errorf("claim %s/%s never reached the scheduler's cache", namespace, name)
+}
+
+// deallocations notes the claims whose status is written without an allocation: what
+// DynamicResources' PostFilter does to a claim allocated where the pod cannot go and reserved
+// for no other pod (PreBind's writes carry one).
+type deallocations struct {
+	mu     sync.Mutex
+	claims []podRef
+}
+
+func (d *deallocations) react(action clienttesting.Action) (bool, runtime.Object, error) {
+	if u, ok := action.(clienttesting.UpdateAction); ok && u.GetSubresource() == "status" {
+		if claim, ok := u.GetObject().(*resourceapi.ResourceClaim); ok && claim.Status.Allocation == nil {
+			d.mu.Lock()
+			d.claims = append(d.claims, podRef{Namespace: claim.Namespace, Name: claim.Name})
+			d.mu.Unlock()
+		}
+	}
+	return false, nil, nil
+}
+
+func (d *deallocations) take() []podRef {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := d.claims
+	d.claims = nil
+	return out
+}
+
+// awaitDeallocated: the deallocation reaches the claim cache through the informer.
+func (w *world) awaitDeallocated(ref podRef) error {
+	for i := 0; i < 5000; i++ {
+		if claim, err := w.dra.ResourceClaims().Get(ref.Namespace, ref.Name); err == nil && claim.Status.Allocation == nil {
+			return nil
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return fmt.Errorf("the deallocation of claim %s/%s never reached the scheduler's cache", ref.Namespace, ref.Name)
 }

@@ -2,7 +2,8 @@ package main
 
 // Simulating a batch (policylang/simulate/v1): the pending pods in PrioritySort's order, each
 // decided against the cache as the pods before it left it, once the resourceclaim controller
-// has made the claims of its templates (claims.go). A pod that fits is reserved (the
+// has made the claims of its templates (claims.go); a pod whose cycle deallocated a claim
+// (DynamicResources' PostFilter) is tried again at once, as the claim's update requeues it. A pod that fits is reserved (the
 // Reserve plugins) and assumed into the cache, as schedulingCycle does before binding; when
 // preemption nominates a node, its victims leave the cache and the pod is tried again at once,
 // nominated to that node, as the next cycle would try it once the deletions arrive.
@@ -150,9 +151,22 @@ func (s *simulation) place() (*simulateDoc, error) {
 		if err != nil {
 			return nil, err
 		}
+		w.dealloc.take()
 		d, err := w.schedule(pod, opts)
 		if err != nil {
 			return nil, err
+		}
+		if freed := w.dealloc.take(); d.Selected == nil && len(freed) > 0 && d.NominatedNode == nil {
+			// DynamicResources' PostFilter deallocated a claim: its update requeues the pod,
+			// tried again at once, as a nomination is below.
+			for _, ref := range freed {
+				if err := w.awaitDeallocated(ref); err != nil {
+					return nil, err
+				}
+			}
+			if d, err = w.schedule(pod, opts); err != nil {
+				return nil, err
+			}
 		}
 		if d.Selected == nil && d.NominatedNode != nil {
 			pl.NominatedNode = d.NominatedNode

@@ -59,6 +59,7 @@ type world struct {
 	bound      map[podRef]*v1.Pod // pods bound during a simulation
 	lastState  fwk.CycleState     // the last cycle's state, for Reserve
 	dra        fwk.SharedDRAManager
+	dealloc    *deallocations // claims DynamicResources' PostFilter deallocated through the API
 }
 
 // newWorld: without preemption, DefaultPreemption is disabled at PostFilter (other PostFilter
@@ -74,6 +75,8 @@ func newWorld(objects []runtime.Object, pending []*v1.Pod, cfg *schedulerapi.Kub
 		inClient = append(inClient, p)
 	}
 	w.client = fake.NewClientset(inClient...)
+	w.dealloc = &deallocations{}
+	w.client.PrependReactor("update", "resourceclaims", w.dealloc.react)
 	informerFactory := informers.NewSharedInformerFactory(w.client, 0)
 	w.snapshot = internalcache.NewEmptySnapshot()
 
