@@ -42,3 +42,11 @@ def forbidden(detail: str) -> str:
 
 def duplicate(value) -> str:
     return f"Duplicate value: {go_value(value)}"
+
+
+def too_long(max_length: int) -> str:
+    return f"Too long: may not be more than {max_length} byte{'' if max_length == 1 else 's'}"
+
+
+def too_many(actual: int, max_items: int) -> str:
+    return f"Too many: {actual}: must have at most {max_items} item{'' if max_items == 1 else 's'}"

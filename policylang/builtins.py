@@ -414,17 +414,19 @@ def _domains_of(state, key, nodes):
 
 PLACED_TERM = anon_record([
     ("selector", record("LabelSelector")), ("namespaces", list_of(STRING)),
-    ("namespaceSelector", record("LabelSelector")), ("topologyKey", STRING), ("weight", INT),
+    ("namespaceSelector", record("LabelSelector")), ("ownNamespace", STRING), ("topologyKey", STRING),
+    ("weight", INT),
     ("nodes", list_of(record("Node")))])
 
 
 @builtin("placed_terms_for", [STRING, map_of(STRING, STRING)], list_of(PLACED_TERM),
          "The pod affinity terms of one kind (requiredAffinity, requiredAntiAffinity, preferredAffinity, "
          "preferredAntiAffinity) of the bound pods, as the scheduler's cache parses them, one per distinct "
-         "term: {selector, namespaces, namespaceSelector, topologyKey, weight, nodes}, but only the terms "
+         "term and namespace of its pods: {selector, namespaces, namespaceSelector, ownNamespace, topologyKey, "
+         "weight, nodes}, but only the terms "
          "whose label selector may select a pod with these labels: those whose matchLabels and one-value In "
          "requirements the labels all satisfy (the others select no such pod). namespaces are those the term "
-         "names, or its pod's own when it names none and has no namespaceSelector; weight is 0 for required "
+         "lists, ownNamespace its pods' namespace; weight is 0 for required "
          "terms; nodes holds the node of each pod with the term (once per term it holds). A pod's list with a "
          "term whose selectors do not parse is left out whole. In the state's order; an index, not a match: "
          "the selectors are still to be checked. Kept up to date as pods are bound or removed.",

@@ -90,6 +90,7 @@ class Decision:
     message: "str | None" = None      # the PodScheduled condition's message
     nominated_node: "str | None" = None
     victims: tuple = ()
+    deallocated: tuple = ()           # (namespace, name) of claims a PostFilter deallocated
 
     @property
     def feasible(self) -> tuple:

@@ -1,7 +1,7 @@
 """`kubectl policylang`: the kubectl plugin (the ``kubectl-policylang`` console script, which
 kubectl runs for ``kubectl policylang ...``). It reads the cluster of the current context, with
 kubectl's own flags and defaults (``-n``, ``-A``, ``--context``, ``--kubeconfig``, ``KUBECONFIG``,
-``-o json|yaml``, ``pod/NAME``), and hands over to policylang's verbs (cli.py)."""
+``-o json|yaml``, ``pod/NAME``), and hands over to policylang's verbs (policylang/cli/)."""
 
 from __future__ import annotations
 

@@ -84,6 +84,14 @@ def simulate(profile_for: "Callable[[Pod], Executable | None] | dict[str, Execut
             decision = schedule(exe, state, pod, rng=rng, preemption=preemption, sampling=sampling)
             victims: tuple[Victim, ...] = ()
             nominated = decision.nominated_node
+            if decision.selected is None and decision.deallocated:
+                # DynamicResources' PostFilter deallocated a claim; its update requeues the pod,
+                # and the next cycle may allocate it elsewhere.
+                for key in decision.deallocated:
+                    state.deallocate_claim(key)
+                if nominated is None:
+                    decision = schedule(exe, state, pod, rng=rng, preemption=preemption, sampling=sampling)
+                    nominated = decision.nominated_node
             if decision.selected is None and nominated is not None:
                 victims = decision.victims
                 evicted = {(v.namespace, v.name) for v in victims}

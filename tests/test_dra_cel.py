@@ -106,10 +106,11 @@ COMPILE_TEST_GO = [
     ("check_capacity_ids", 'device.capacity["dra.example.com"].exists_one(x, x == "memory")', D, {},
      {"memory": Q("1Mi")}, True),
     ("expensive", NESTED_ALL, D, EXPENSIVE_ATTRIBUTES, {}, ("eval", "actual cost limit exceeded")),
-    # The allow_multiple_allocations* cases need the DRAConsumableCapacity gate, off by default in
-    # v1.35 (and so here); with it off upstream's answer is this one:
-    ("allow_multiple_allocations_disabled", "device.allowMultipleAllocations == false", D, {}, {},
-     ("compile", "undefined field 'allowMultipleAllocations'")),
+    # The scheduler compiles in the stored-expressions environment, which declares the field
+    # whatever the DRAConsumableCapacity gate; a device without the gate reads false.
+    # (allow_multiple_allocations_disabled, a new expression, is test_validation_… below; the
+    # other allow_multiple_allocations* cases set the gate, which policylang leaves off.)
+    ("allow_multiple_allocations_default", "device.allowMultipleAllocations == false", D, {}, {}, True),
 ]
 
 
@@ -258,9 +259,10 @@ def test_an_unparsable_version_attribute_is_upstreams_attribute_error():
 def test_compile_errors_point_at_the_source_like_cel_go():
     with pytest.raises(CompileError) as err:
         compile_selector("device.driver == 'a' &&\n  device.nmae == 'b'")
-    assert str(err.value) == ("compilation failed: ERROR: <input>:2:10: undefined field 'nmae'\n"
+    # cel-go's text for the same expression, exactly (a selection is placed at its dot).
+    assert str(err.value) == ("compilation failed: ERROR: <input>:2:9: undefined field 'nmae'\n"
                               " |   device.nmae == 'b'\n"
-                              " | .........^")
+                              " | ........^")
 
 
 def test_compilations_are_cached():
@@ -290,14 +292,36 @@ def test_hostile_selectors_stop_quickly(name, expression):
         assert got is False
 
 
-def test_deep_nesting_is_a_compile_error_not_a_crash():
-    for expression in ["(" * 400 + "true" + ")" * 400, "!" * 400 + "true", "[" * 400 + "]" * 400]:
-        with pytest.raises(CompileError):
-            compile_selector(expression)
+# cel-go's parser limits, measured against it: 250 nested expressions, 250 nested operators.
+NESTING = [
+    ("249 parentheses", "(" * 249 + "true" + ")" * 249, True),
+    ("250 parentheses", "(" * 250 + "true" + ")" * 250, ("compile", "expression recursion limit exceeded: 250")),
+    ("249 negated parentheses", "!(" * 249 + "true" + ")" * 249, False),
+    ("250 nested lists", "[" * 250 + "]" * 250 + ".size() == 1", True),
+    ("260 nested lists", "[" * 260 + "]" * 260 + ".size() == 1", ("compile", "expression recursion limit exceeded: 250")),
+    ("250 terms of a sum", "1 + " * 249 + "1 > 0", True),
+    ("251 terms of a sum", "1 + " * 250 + "1 > 0", ("compile", "max recursion depth exceeded")),
+    ("1,200 terms of an && chain (balanced by cel-go)", "true && " * 1200 + "true", True),
+    ("300 chained calls", "device.driver" + ".size()" * 300 + " > 0", ("compile", "max recursion depth exceeded")),
+    ("240 nested binds", "cel.bind(a, 1, " * 240 + "a == 1" + ")" * 240, True),
+    ("an even run of ! is dropped, as cel-go's parser drops it", "!" * 400 + "true", True),
+]
+
+
+@pytest.mark.parametrize("name, expression, expected", NESTING, ids=[n[0] for n in NESTING])
+def test_nesting_is_bounded_as_cel_go_bounds_it(name, expression, expected):
+    got = _outcome(expression, Device("d"))
+    if isinstance(expected, tuple):
+        assert isinstance(got, tuple) and got[0] == expected[0] and expected[1] in got[1], got
+    else:
+        assert got is expected
 
 
 def test_validation_refuses_what_the_api_server_refuses():
     assert validate_selector('device.driver == "gpu.example.com"') is None
+    # compile_test.go allow_multiple_allocations_disabled: a new expression, the gate off.
+    assert "undefined field 'allowMultipleAllocations'" in validate_selector("device.allowMultipleAllocations == false")
+    assert validate_selector("device.allowMultipleAllocations == false", stored=True) is None
     assert validate_selector(NESTED_ALL) == "Forbidden: too complex, exceeds cost limit"
     assert validate_selector("1") == 'Invalid value: "1": must evaluate to bool or the unknown type, not int'
     long = "true || " * (CEL_SELECTOR_EXPRESSION_MAX_LENGTH // 8) + "true"

@@ -184,8 +184,9 @@ def test_count_by_domain_sums_nodes_by_label_and_lists_empty_domains():
 
 def test_a_list_with_a_term_that_does_not_parse_is_left_out_whole():
     """As the scheduler's cache parses an existing pod (NewPodInfo): one bad selector drops its
-    whole list, not the pod's other lists; a term with a namespaceSelector names no namespace
-    of its own pod's."""
+    whole list, not the pod's other lists. The index keeps a term's namespaces as it lists them,
+    with its pods' namespace beside them: what an empty list means is InterPodAffinity's to say
+    (inter_pod_affinity.sched's term_namespaces)."""
     good = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": S.HOSTNAME_KEY}
     bad = {"labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": []}]},
            "topologyKey": S.HOSTNAME_KEY}
@@ -203,8 +204,8 @@ def test_a_list_with_a_term_that_does_not_parse_is_left_out_whole():
     state = S.Cluster((node,), (pod,)).state()
     assert state.placed_terms("requiredAntiAffinity") == []
     placed = state.placed_terms("preferredAntiAffinity")
-    assert [(g["namespaces"], g["namespaceSelector"] is not None, g["weight"], len(g["nodes"])) for g in placed] \
-        == [(["team"], False, 7, 1), ([], True, 7, 1)]
+    assert [(g["namespaces"], g["namespaceSelector"] is not None, g["ownNamespace"], g["weight"], len(g["nodes"]))
+            for g in placed] == [([], False, "team", 7, 1), ([], True, "team", 7, 1)]
 
 
 def test_placed_terms_for_a_pod_are_those_whose_selectors_may_select_its_labels():

@@ -47,8 +47,8 @@ class Kind:
 
 
 # Every kind `load.KINDS` models, in the order a dump lists them (nodes first: their order is
-# the node tree's). The DRA kinds (ResourceClaim, DeviceClass, ResourceSlice) are not modelled
-# by the loader (DynamicResources judges a pod's claims from the pod alone), so none is read.
+# the node tree's). Dynamic Resource Allocation's four kinds (resource.k8s.io/v1) come before the
+# pods whose claims they answer; a server without that API group (404) is warned about.
 KINDS: tuple[Kind, ...] = (
     Kind("Node", "v1", "nodes", False, "nothing can be decided without nodes"),
     Kind("Namespace", "v1", "namespaces", False,
@@ -79,6 +79,15 @@ KINDS: tuple[Kind, ...] = (
          "storage capacity is not modelled: provisioning is taken to fit anywhere"),
     Kind("VolumeAttachment", "storage.k8s.io/v1", "volumeattachments", False,
          "volume attachments are not modelled: volumes already attached do not count against CSI limits"),
+    Kind("DeviceClass", "resource.k8s.io/v1", "deviceclasses", False,
+         "device classes are not modelled: every pod that claims devices is unschedulable (class does not exist)"),
+    Kind("ResourceSlice", "resource.k8s.io/v1", "resourceslices", False,
+         "resource slices are not modelled: no node has devices to allocate"),
+    Kind("ResourceClaimTemplate", "resource.k8s.io/v1", "resourceclaimtemplates", True,
+         "claim templates are not modelled: simulate makes no claims for pods that name one"),
+    Kind("ResourceClaim", "resource.k8s.io/v1", "resourceclaims", True,
+         "resource claims are not modelled: pods that use one are unschedulable (claim not found), and no "
+         "device is in use"),
     Kind("Pod", "v1", "pods", True, "nothing can be decided without pods"),
 )
 REQUIRED = ("Node", "Pod")

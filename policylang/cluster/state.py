@@ -396,10 +396,16 @@ class ClusterState:
     def assume_allocation(self, pod: model.Pod, claims, allocations) -> None:
         self._devices.assume_allocation(pod, claims, allocations)
 
+    def deallocate_claim(self, key: tuple[str, str]) -> None:
+        """DynamicResources' PostFilter: the claim without its allocation, reservations and device
+        statuses; its devices are free again."""
+        self._devices.deallocate(key)
+
     def add_resource_claim(self, claim: model.ResourceClaim) -> None:
         """A claim created while simulating (the resourceclaim controller's, from a template)."""
         self.resource_claims[(claim.metadata.namespace, claim.metadata.name)] = claim
-        self._devices.claims_changed()
+        if claim.status.allocation is not None:     # its devices are in use from now on
+            self._devices.claims_changed()
 
 
 def zone_key(node: model.Node) -> str:

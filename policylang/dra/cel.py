@@ -9,26 +9,33 @@ closures that is type-checked as it is built, and ``Selector.matches`` runs it a
 Parsing is cel-python's (celpy) Lark grammar of CEL. The checker and the evaluator are ours,
 because no CEL library for Python carries what the DRA environment needs: typed values of
 Kubernetes' own types (``quantity(...)``, ``semver(...)``), the attribute maps that answer an
-unknown domain with an empty map, and a bound on the work of one evaluation. The environment is
-upstream's with the DRAConsumableCapacity feature off (its default in v1.35), so
-``device.allowMultipleAllocations`` is an undefined field.
+unknown domain with an empty map, and a bound on the work of one evaluation.
+
+The environment is the one kube-scheduler compiles in (environment.StoredExpressions, the
+DRAConsumableCapacity gate off, its default in v1.35): ``device.allowMultipleAllocations`` is
+declared and false. ``validate_selector`` checks new expressions as the API server does, without
+that field. tests/test_dra_cel_oracle.py holds all of this against upstream's own package.
 
 Cost: upstream enforces ``CELSelectorExpressionMaxCost`` with cel-go's cost tracker at runtime.
-Ours charges every node of the expression once, every node of a comprehension's body on each
-iteration, and operations on strings, bytes and lists by the size they touch (a tenth of a unit
-per byte or element, as cel-go's tracker does). That counts at least each unit of work cel-go
-would count per node, so a selector upstream stops also stops here; it can stop slightly sooner
-than upstream (a short-circuited branch inside a comprehension is still charged). Compile-time
-estimation (``validate_selector``'s "too complex" check) is a worst-case bound of the same
-model over the DRA environment's size limits, not cel-go's estimator, and it is documented as
-such where it is used.
+Ours charges each node of the expression once, each node of a comprehension's body and the
+fold's own steps on each iteration, and each call what cel-go's tracker and Kubernetes'
+CallCost charge it (strings by size, regular expressions by pattern length, ...). Every node
+costs at least what cel-go charges for it, so a selector upstream stops also stops here; it can
+stop slightly sooner (a branch skipped inside a comprehension is still charged). The
+compile-time estimate of ``validate_selector``'s "too complex" check is this model at the
+environment's size limits, not cel-go's estimator: close to it, not equal.
+
+Not supported (refused with a message that says so): the URL, IP/CIDR, sets, format and optional
+libraries, two-variable comprehensions and the lists library beyond indexOf/lastIndexOf.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
+import sys
 from collections import OrderedDict
 from fractions import Fraction
 from collections.abc import Mapping
@@ -89,13 +96,27 @@ class T:
     params: tuple["T", ...] = ()
 
     def __str__(self) -> str:
+        """As cel-go's checker names types in its errors (FormatCELType)."""
+        name = _CHECKER_NAMES.get(self.name, self.name)
         if self.params:
-            return f"{self.name}({', '.join(map(str, self.params))})"
+            return f"{name}({', '.join(map(str, self.params))})"
+        return name
+
+    def output(self) -> str:
+        """As cel-go's Type.String() names it (the result-type message)."""
+        if self.params:
+            return f"{self.name}({', '.join(p.output() for p in self.params)})"
         return self.name
+
+
+_CHECKER_NAMES = {"google.protobuf.Any": "any", "null_type": "null"}
 
 
 BOOL, INT, UINT, DOUBLE, STRING, BYTES = T("bool"), T("int"), T("uint"), T("double"), T("string"), T("bytes")
 NULL, DYN, TYPE = T("null_type"), T("dyn"), T("type")
+# An attribute's value: apiservercel.AnyType, which cel-go names google.protobuf.Any. It checks like
+# dyn, but unlike dyn it is accepted as a selector's result ("bool or the unknown type").
+ANY = T("google.protobuf.Any")
 QUANTITY, SEMVER, DEVICE = T("kubernetes.Quantity"), T("kubernetes.Semver"), T("kubernetes.DRADevice")
 
 
@@ -107,27 +128,43 @@ def map_of(key: T, value: T) -> T:
     return T("map", (key, value))
 
 
-ATTRIBUTES = map_of(STRING, map_of(STRING, DYN))
+ATTRIBUTES = map_of(STRING, map_of(STRING, ANY))
 CAPACITY = map_of(STRING, map_of(STRING, QUANTITY))
-DEVICE_FIELDS = {"driver": STRING, "attributes": ATTRIBUTES, "capacity": CAPACITY}
+# The device's fields. allowMultipleAllocations comes with the DRAConsumableCapacity gate (off by
+# default in v1.35), yet it is declared in the stored-expressions environment the scheduler
+# compiles in (environment.StoredExpressions keeps every versioned declaration), where a device
+# without the gate reads false; the API server, checking a new expression, refuses it.
+DEVICE_FIELDS = {"driver": STRING, "attributes": ATTRIBUTES, "capacity": CAPACITY, "allowMultipleAllocations": BOOL}
+NEW_EXPRESSION_FIELDS = frozenset({"driver", "attributes", "capacity"})
 NUMERIC = (INT, UINT, DOUBLE)
 
 
 def assignable(param: T, arg: T) -> bool:
     """Whether a value of static type ``arg`` may be passed where ``param`` is declared."""
-    if param == DYN or arg == DYN:
+    if is_dyn(param) or is_dyn(arg):
         return True
+    if arg == NULL and param in (QUANTITY, SEMVER, DEVICE):
+        return True      # null is assignable to object types, as in cel-go (it fails at runtime)
     if param.name != arg.name or len(param.params) != len(arg.params):
         return False
     return all(assignable(p, a) for p, a in zip(param.params, arg.params))
 
 
+def is_dyn(t: T) -> bool:
+    return t == DYN or t == ANY
+
+
 def join(a: T, b: T) -> T | None:
-    """The common type of two list elements or map entries (homogeneous aggregate literals)."""
-    if a == DYN:
-        return b
-    if b == DYN or a == b:
+    """cel-go's joinTypes: the more general of two assignable types (a ternary's branches, a
+    list's elements), None when they are not assignable (HomogeneousAggregateLiterals)."""
+    if a == b:
         return a
+    if is_dyn(b):
+        return b         # cel-go's mostGeneral: of two dyn-like types the later one
+    if is_dyn(a):
+        return a
+    if NULL in (a, b) and ({a, b} - {NULL}) <= {QUANTITY, SEMVER, DEVICE}:
+        return b if a == NULL else a         # null is assignable to object types
     if a.name == b.name and len(a.params) == len(b.params):
         params = [join(x, y) for x, y in zip(a.params, b.params)]
         if None not in params:
@@ -290,6 +327,10 @@ def equal(a: Any, b: Any) -> bool:
         return a == b
     ka, kb = kind(a), kind(b)
     if ka != kb:
+        if ka in (QUANTITY, SEMVER) and b is not None:
+            # apiservercel's Quantity and Semver answer `==` with another type by "no such
+            # overload" (a built-in value on the left answers false; `!=` is never an error).
+            raise EvalError("no such overload")
         return False
     if isinstance(a, tuple):
         return len(a) == len(b) and all(equal(x, y) for x, y in zip(a, b))
@@ -300,12 +341,12 @@ def equal(a: Any, b: Any) -> bool:
     return a == b
 
 
-def compare(a: Any, b: Any) -> int:
+def compare(a: Any, b: Any, op: str = "_<_") -> int:
     if _is_number(a) and _is_number(b) or kind(a) == kind(b) and isinstance(a, (bool, str, bytes)):
         if isinstance(a, float) and math.isnan(a) or isinstance(b, float) and math.isnan(b):
-            raise EvalError("NaN values cannot be ordered")
+            return 2       # NaN is not ordered: every comparison with it is false
         return (a > b) - (a < b)
-    raise EvalError("no such overload")
+    raise EvalError(f"no such overload: {op}")
 
 
 _MISSING = object()
@@ -345,6 +386,7 @@ class _DeviceValue:
     driver: str
     attributes: _DefaultMap
     capacity: _DefaultMap
+    allowMultipleAllocations: bool = False
 
 
 def _type_name(v: Any) -> str:
@@ -366,6 +408,17 @@ class _Run:
         self.cost += amount
         if self.cost > self.limit:
             raise EvalError("operation cancelled: actual cost limit exceeded")
+
+
+_UNSIZED = frozenset({int, bool, float, Uint, type(None)})
+
+
+def _compare_cost(a: Any, b: Any) -> int:
+    """cel-go's cost of ==, != and the orderings: a tenth of the shorter operand's size."""
+    try:
+        return _size_cost(min(len(a), len(b)))
+    except TypeError:
+        return 0
 
 
 def _size_cost(n: int) -> int:
@@ -654,8 +707,37 @@ def _regex_cost(s: str, pattern: str, *_: Any) -> int:
     return math.ceil((1 + len(s)) * 0.1) * math.ceil(len(pattern) * 0.25)
 
 
-def _per_byte(*args) -> int:
-    return _size_cost(sum(len(a) for a in args if isinstance(a, (str, bytes, tuple))))
+# cel-go's runtime costs of calls (interpreter/runtimecost.go costCall) and Kubernetes' (library/
+# cost.go CallCost), each charged on top of the call's own node, so that ours is never less.
+def _traverse(s: Any, *_: Any) -> int:
+    return _size_cost(len(s))
+
+
+def _traverse_twice(s: str, *_: Any) -> int:
+    return math.ceil(len(s) * 0.2)
+
+
+def _traverse_list(items: tuple, *_: Any) -> int:
+    # library/cost.go's traversalCost of the list: its elements' sizes at a tenth, at least 1 each
+    return sum(_size_cost(len(i)) if isinstance(i, (str, bytes)) else 1 for i in items)
+
+
+def _list_index(items: tuple, value: Any, last: bool) -> int:
+    """library.Lists' indexOf / lastIndexOf: the first (last) position of an equal element."""
+    order = range(len(items) - 1, -1, -1) if last else range(len(items))
+    for i in order:
+        if equal(items[i], value):
+            return i
+    return -1
+
+
+def _contains_cost(s: str, t: str) -> int:
+    return _size_cost(len(s)) * _size_cost(len(t))
+
+
+def _join_cost(items: tuple, sep: str = "") -> int:
+    size = sum(len(i) for i in items if isinstance(i, str)) + len(sep) * max(len(items) - 1, 0)
+    return math.ceil(size * 0.2)
 
 
 A = DYN     # a type parameter: checked as dyn (the operand types are then compared at runtime)
@@ -668,41 +750,44 @@ GLOBALS: dict[str, list[Overload]] = {
     "int": [Overload((t,), INT, _to_int) for t in (INT, UINT, DOUBLE, STRING)],
     "uint": [Overload((t,), UINT, _to_uint) for t in (UINT, INT, DOUBLE, STRING)],
     "double": [Overload((t,), DOUBLE, _to_double) for t in (DOUBLE, INT, UINT, STRING)],
-    "string": [Overload((t,), STRING, _to_string, _per_byte) for t in (STRING, INT, UINT, DOUBLE, BOOL, BYTES)],
-    "bytes": [Overload((BYTES,), BYTES, lambda b: b), Overload((STRING,), BYTES, lambda s: s.encode(), _per_byte)],
+    "string": [Overload((t,), STRING, _to_string, _traverse if t == BYTES else None)
+               for t in (STRING, INT, UINT, DOUBLE, BOOL, BYTES)],
+    "bytes": [Overload((BYTES,), BYTES, lambda b: b), Overload((STRING,), BYTES, lambda s: s.encode(), _traverse)],
     "bool": [Overload((BOOL,), BOOL, _to_bool), Overload((STRING,), BOOL, _to_bool)],
     "dyn": [Overload((DYN,), DYN, lambda v: v)],
-    "quantity": [Overload((STRING,), QUANTITY, _qty)],
-    "isQuantity": [Overload((STRING,), BOOL, _is_qty)],
-    "semver": [Overload((STRING,), SEMVER, _semver), Overload((STRING, BOOL), SEMVER, _semver)],
-    "isSemver": [Overload((STRING,), BOOL, _is_semver), Overload((STRING, BOOL), BOOL, _is_semver)],
+    "quantity": [Overload((STRING,), QUANTITY, _qty, _traverse)],
+    "isQuantity": [Overload((STRING,), BOOL, _is_qty, _traverse)],
+    "semver": [Overload((STRING,), SEMVER, _semver, _traverse), Overload((STRING, BOOL), SEMVER, _semver, _traverse)],
+    "isSemver": [Overload((STRING,), BOOL, _is_semver, _traverse), Overload((STRING, BOOL), BOOL, _is_semver, _traverse)],
 }
 
 MEMBERS: dict[str, list[Overload]] = {
     "size": [Overload((STRING,), INT, len), Overload((BYTES,), INT, len),
              Overload((LIST,), INT, len), Overload((MAP,), INT, len)],
-    "contains": [Overload((STRING, STRING), BOOL, lambda s, t: t in s, _per_byte)],
-    "startsWith": [Overload((STRING, STRING), BOOL, lambda s, t: s.startswith(t), _per_byte)],
-    "endsWith": [Overload((STRING, STRING), BOOL, lambda s, t: s.endswith(t), _per_byte)],
+    "contains": [Overload((STRING, STRING), BOOL, lambda s, t: t in s, _contains_cost)],
+    "startsWith": [Overload((STRING, STRING), BOOL, lambda s, t: s.startswith(t), _traverse)],
+    "endsWith": [Overload((STRING, STRING), BOOL, lambda s, t: s.endswith(t), _traverse)],
     "matches": [Overload((STRING, STRING), BOOL, lambda s, p: _regex(p).search(s) is not None, _regex_cost)],
     # ext.Strings(version 2)
-    "charAt": [Overload((STRING, INT), STRING, _char_at, _per_byte)],
-    "indexOf": [Overload((STRING, STRING), INT, _index_of, _per_byte),
-                Overload((STRING, STRING, INT), INT, _index_of, _per_byte)],
-    "lastIndexOf": [Overload((STRING, STRING), INT, lambda s, t: s.rfind(t), _per_byte),
-                    Overload((STRING, STRING, INT), INT, lambda s, t, i: _index_of(s, t, i, last=True), _per_byte)],
-    "lowerAscii": [Overload((STRING,), STRING, _lower_ascii, _per_byte)],
-    "upperAscii": [Overload((STRING,), STRING, _upper_ascii, _per_byte)],
-    "replace": [Overload((STRING, STRING, STRING), STRING, _replace, _per_byte),
-                Overload((STRING, STRING, STRING, INT), STRING, _replace, _per_byte)],
-    "split": [Overload((STRING, STRING), list_of(STRING), _split, _per_byte),
-              Overload((STRING, STRING, INT), list_of(STRING), _split, _per_byte)],
-    "substring": [Overload((STRING, INT), STRING, _substring, _per_byte),
-                  Overload((STRING, INT, INT), STRING, _substring, _per_byte)],
-    "trim": [Overload((STRING,), STRING, lambda s: s.strip(" \t\n\r\v\f\u0085\u00a0"), _per_byte)],
-    "join": [Overload((list_of(STRING),), STRING, _join, _per_byte),
-             Overload((list_of(STRING), STRING), STRING, _join, _per_byte)],
-    "quote": [Overload((STRING,), STRING, _quote, _per_byte)],
+    "charAt": [Overload((STRING, INT), STRING, _char_at)],
+    "indexOf": [Overload((LIST, DYN), INT, lambda xs, x: _list_index(xs, x, False), _traverse_list),
+                Overload((STRING, STRING), INT, _index_of, _traverse),
+                Overload((STRING, STRING, INT), INT, _index_of, _traverse)],
+    "lastIndexOf": [Overload((LIST, DYN), INT, lambda xs, x: _list_index(xs, x, True), _traverse_list),
+                    Overload((STRING, STRING), INT, lambda s, t: s.rfind(t), _traverse),
+                    Overload((STRING, STRING, INT), INT, lambda s, t, i: _index_of(s, t, i, last=True), _traverse)],
+    "lowerAscii": [Overload((STRING,), STRING, _lower_ascii, _traverse)],
+    "upperAscii": [Overload((STRING,), STRING, _upper_ascii, _traverse)],
+    "replace": [Overload((STRING, STRING, STRING), STRING, _replace, _traverse_twice),
+                Overload((STRING, STRING, STRING, INT), STRING, _replace, _traverse_twice)],
+    "split": [Overload((STRING, STRING), list_of(STRING), _split, _traverse_twice),
+              Overload((STRING, STRING, INT), list_of(STRING), _split, _traverse_twice)],
+    "substring": [Overload((STRING, INT), STRING, _substring, _traverse),
+                  Overload((STRING, INT, INT), STRING, _substring, _traverse)],
+    "trim": [Overload((STRING,), STRING, lambda s: s.strip(" \t\n\r\v\f\u0085\u00a0"), _traverse)],
+    "join": [Overload((list_of(STRING),), STRING, _join, _join_cost),
+             Overload((list_of(STRING), STRING), STRING, _join, _join_cost)],
+    "quote": [Overload((STRING,), STRING, _quote, _traverse)],
     # library.Regex
     "find": [Overload((STRING, STRING), STRING, _find_regex, _regex_cost)],
     "findAll": [Overload((STRING, STRING), list_of(STRING), _find_all, _regex_cost),
@@ -734,7 +819,7 @@ UNSUPPORTED = frozenset({
     "url", "isURL", "getScheme", "getHost", "getHostname", "getPort", "getEscapedPath", "getQuery",
     "ip", "isIP", "cidr", "isCIDR", "containsIP", "containsCIDR", "prefixLength", "masked",
     "family", "isUnspecified", "isLoopback", "isLinkLocalMulticast", "isLinkLocalUnicast",
-    "isGlobalUnicast", "isSorted", "sum", "min", "max", "indexOf_list", "sets", "format",
+    "isGlobalUnicast", "isSorted", "sum", "min", "max", "sets", "format",
     "transformList", "transformMap", "transformMapEntry", "all", "exists", "existsOne",
     "optional", "orValue", "hasValue", "value", "or", "reverse", "slice", "flatten", "distinct",
     "sort", "sortBy", "range", "first", "last", "timestamp", "duration", "named", "validate",
@@ -758,12 +843,33 @@ def _matches_runtime(param: T, v: Any) -> bool:
 @attrs.frozen
 class _Scope:
     names: Mapping[str, T]
+    lazy: frozenset = frozenset()      # names bound by cel.bind, evaluated on first use
 
-    def bind(self, name: str, t: T) -> "_Scope":
-        return _Scope({**self.names, name: t})
+    def bind(self, name: str, t: T, lazy: bool = False) -> "_Scope":
+        return _Scope({**self.names, name: t}, (self.lazy | {name}) if lazy else (self.lazy - {name}))
 
 
 _ROOT = _Scope({"device": DEVICE})
+
+
+class _Lazy:
+    """A cel.bind variable: cel-go evaluates the bound expression only when (and the first time)
+    the body reads it, in the variables of the bind's own scope."""
+
+    __slots__ = ("fn", "scope", "value")
+
+    def __init__(self, fn: Fn, scope: dict):
+        self.fn, self.scope, self.value = fn, scope, _MISSING
+
+    def get(self, r: "_Run") -> Any:
+        if self.value is _MISSING:
+            inner = r.vars
+            r.vars = self.scope
+            try:
+                self.value = self.fn(r)
+            finally:
+                r.vars = inner
+        return self.value
 
 
 class _CheckError(Exception):
@@ -773,45 +879,117 @@ class _CheckError(Exception):
         self.where = where
 
 
-def _pos(where: Any) -> tuple[int, int]:
+def _pos(where: Any, lines: list[str]) -> tuple[int, int]:
+    """Where cel-go reports an error about ``where``: an operator at its symbol, a selection at
+    its dot, a call at its parenthesis, an index at its bracket, a ternary at its ``?``,
+    anything else where it starts (parentheses make no node: their content's place)."""
+    if where is None:
+        return -1, 0
     if isinstance(where, lark.Token):
         return where.line or 1, where.column or 1
+    rule, children = where.data, where.children
+    if rule == "paren_expr" or (rule in _WRAPPERS and len(children) == 1):
+        return _pos(children[0], lines)
+    after = None
+    if rule == "member_dot":
+        after, symbol = children[0], "."
+    elif rule == "member_dot_arg":
+        after, symbol = children[1], "("
+    elif rule in ("ident_arg", "dot_ident_arg"):
+        after, symbol = children[0], "("
+    elif rule == "member_index":
+        after, symbol = children[0], "["
+    elif rule == "expr" and len(children) == 3:
+        after, symbol = children[0], "?"
+    elif rule in ("relation", "addition", "multiplication") and len(children) == 2:
+        op_tree = children[0]
+        after, symbol = op_tree.children[0], _SYMBOLS[op_tree.data]
+    if after is not None:
+        found = _scan(lines, _end(after), symbol)
+        if found:
+            return found
     meta = getattr(where, "meta", None)
     if meta is not None and not getattr(meta, "empty", True):
         return meta.line, meta.column
     return 1, 1
 
 
+_SYMBOLS = {"relation_lt": "<", "relation_le": "<=", "relation_gt": ">", "relation_ge": ">=",
+            "relation_eq": "==", "relation_ne": "!=", "relation_in": "in", "addition_add": "+",
+            "addition_sub": "-", "multiplication_mul": "*", "multiplication_div": "/",
+            "multiplication_mod": "%"}
+
+
+def _end(node: Any) -> tuple[int, int] | None:
+    if isinstance(node, lark.Token):
+        return node.end_line, node.end_column
+    meta = getattr(node, "meta", None)
+    if meta is None or getattr(meta, "empty", True):
+        return None
+    return meta.end_line, meta.end_column
+
+
+def _scan(lines: list[str], start: tuple[int, int] | None, symbol: str) -> tuple[int, int] | None:
+    """The position of ``symbol`` at or after ``start``, past whitespace and comments."""
+    if start is None:
+        return None
+    line, column = start
+    while 0 < line <= len(lines):
+        text = lines[line - 1]
+        i = column - 1
+        while i < len(text) and text[i] in " \t\r\f\v":
+            i += 1
+        if i < len(text) and not text.startswith("//", i):
+            return (line, i + 1) if text.startswith(symbol, i) else None
+        line, column = line + 1, 1
+    return None
+
+
 _WRAPPERS = frozenset({"expr", "conditionalor", "conditionaland", "relation", "addition",
                        "multiplication", "member", "primary", "unary"})
+_UNCOUNTED = frozenset({"paren_expr", "list_lit", "map_lit", "conditionalor", "conditionaland", "literal",
+                        "ident", "expr", "unary"})
 
 
 class _Compiler:
-    def __init__(self) -> None:
+    def __init__(self, fields: "frozenset[str] | dict" = DEVICE_FIELDS) -> None:
+        self.fields = fields   # the device fields this environment declares
+        self.deepest = 0       # the deepest nesting compiled: evaluation recurses as deep
         self.nodes = 0     # nodes compiled so far: a comprehension body's static cost
         self.extra = 0     # the worst-case cost of comprehensions' iterations beyond one
 
     def fail(self, message: str, where: Any):
         raise _CheckError(message, where)
 
-    def compile(self, tree: Any, scope: _Scope, depth: int = 0) -> Node:
+    def compile(self, tree: Any, scope: _Scope, depth: tuple[int, int] = (0, 0)) -> Node:
+        # Nesting, bounded as cel-go's parser bounds it (measured against it): at most 250
+        # nested expressions (parentheses, arguments, elements) and 250 operators or calls
+        # inside one another; && and || chains are flattened (cel-go balances them), and `!`
+        # and unary `-` are not counted.
+        exprs, ops = depth
+        if tree.data == "expr":
+            exprs += 1
         while tree.data in _WRAPPERS and len(tree.children) == 1:
             tree = tree.children[0]          # the grammar's precedence levels, not nodes
         rule = tree.data
-        if depth > MAX_NESTING:
-            self.fail("expression nested too deeply", tree)
-        d = depth + 1
+        if rule not in _UNCOUNTED:
+            ops += 1
+        if exprs > MAX_NESTING:
+            self.fail(f"expression recursion limit exceeded: {MAX_NESTING}", None)
+        if ops > MAX_NESTING:
+            self.fail("max recursion depth exceeded", None)
+        depth = (exprs, ops)
+        self.deepest = max(self.deepest, exprs + ops)
         self.nodes += 1
         method = getattr(self, "c_" + rule)
-        return method(tree, scope, d)
+        return method(tree, scope, depth)
 
     # -- logic
     def c_expr(self, tree, scope, d) -> Node:
         cond, yes, no = (self.compile(c, scope, d) for c in tree.children)
-        self.expect(cond, BOOL, tree.children[0], "_?_:_")
         rt = join(yes.type, no.type)
-        if rt is None:
-            self.fail(f"found no matching overload for '_?_:_' applied to '(bool, {yes.type}, {no.type})'", tree)
+        if rt is None or not assignable(BOOL, cond.type):
+            self.fail(f"found no matching overload for '_?_:_' applied to '({cond.type}, {yes.type}, {no.type})'", tree)
         cf, yf, nf = cond.fn, yes.fn, no.fn
 
         def ternary(r):
@@ -823,44 +1001,44 @@ class _Compiler:
             raise EvalError("no such overload")
         return Node(rt, ternary)
 
-    def expect(self, node: Node, t: T, where, op: str) -> None:
-        if not assignable(t, node.type):
-            self.fail(f"found no matching overload for '{op}' applied to '({node.type})'", where)
-
-    def _logic(self, tree, scope, d, op: str, absorbing: bool) -> Node:
-        left, right = self.compile(tree.children[0], scope, d), self.compile(tree.children[1], scope, d)
-        for side in (left, right):
-            if not assignable(BOOL, side.type):
-                self.fail(f"found no matching overload for '{op}' applied to '({left.type}, {right.type})'", tree)
-        lf, rf = left.fn, right.fn
+    def _logic(self, tree, scope, d, absorbing: bool) -> Node:
+        # A chain `a || b || c` is one n-ary node (left-recursive in the grammar): compiled and
+        # run without recursion, with CEL's commutative rule that an error in one term is
+        # absorbed when another term decides the result.
+        rule, terms = tree.data, []
+        while tree.data == rule and len(tree.children) == 2:
+            terms.append(tree.children[1])
+            tree = tree.children[0]
+        terms.append(tree)
+        terms.reverse()
+        nodes = [self.compile(t, scope, d) for t in terms]
+        for node, term in zip(nodes, terms):
+            if not assignable(BOOL, node.type):
+                self.fail(f"expected type 'bool' but found '{node.type}'", term)
+        fns = [n.fn for n in nodes]
 
         def logic(r):
-            # CEL's commutative && and ||: an error on one side is absorbed when the other side
-            # decides the result.
-            try:
-                a = lf(r)
-            except EvalError as err:
-                if rf(r) is absorbing:
+            error = None
+            for f in fns:
+                try:
+                    v = f(r)
+                except EvalError as err:
+                    error = error or err
+                    continue
+                if v is absorbing:
                     return absorbing
-                raise err
-            if a is absorbing:
-                return absorbing
-            if not isinstance(a, bool):
-                b = rf(r)
-                if b is absorbing:
-                    return absorbing
-                raise EvalError("no such overload")
-            b = rf(r)
-            if not isinstance(b, bool):
-                raise EvalError("no such overload")
-            return b
+                if not isinstance(v, bool):
+                    error = error or EvalError("no such overload")
+            if error is not None:
+                raise error
+            return not absorbing
         return Node(BOOL, logic)
 
     def c_conditionalor(self, tree, scope, d) -> Node:
-        return self._logic(tree, scope, d, "_||_", True)
+        return self._logic(tree, scope, d, True)
 
     def c_conditionaland(self, tree, scope, d) -> Node:
-        return self._logic(tree, scope, d, "_&&_", False)
+        return self._logic(tree, scope, d, False)
 
     # -- operators
     def c_relation(self, tree, scope, d) -> Node:
@@ -872,14 +1050,14 @@ class _Compiler:
         lf, rf = left.fn, right.fn
         if op == "relation_in":
             name = "@in"
-            if rt != DYN and rt.name not in ("list", "map") or (
+            if not is_dyn(rt) and rt.name not in ("list", "map") or (
                     rt.name in ("list", "map") and not assignable(rt.params[0], lt)):
                 self.fail(f"found no matching overload for '{name}' applied to '({lt}, {rt})'", tree)
 
             def contains(r):
                 item, container = lf(r), rf(r)
                 if isinstance(container, tuple):
-                    r.charge(_size_cost(len(container)))
+                    r.charge(len(container))
                     return any(equal(item, x) for x in container)
                 if isinstance(container, Mapping):
                     return _find(container, item) is not _MISSING
@@ -891,16 +1069,33 @@ class _Compiler:
         if symbol in ("==", "!="):
             if join(lt, rt) is None:
                 self.fail(f"found no matching overload for '{name}' applied to '({lt}, {rt})'", tree)
-            if symbol == "==":
-                return Node(BOOL, lambda r: equal(lf(r), rf(r)))
-            return Node(BOOL, lambda r: not equal(lf(r), rf(r)))
-        orderable = (BOOL, STRING, BYTES, INT, UINT, DOUBLE)
-        ok = (lt == DYN or lt in orderable) and (rt == DYN or rt in orderable) and (
-            lt == DYN or rt == DYN or lt == rt or lt in NUMERIC and rt in NUMERIC)
+            negate = symbol == "!="
+
+            def eq(r):
+                a, b = lf(r), rf(r)
+                if type(a) not in _UNSIZED and type(b) not in _UNSIZED:
+                    r.charge(_compare_cost(a, b))
+                if negate:
+                    try:
+                        return not equal(a, b)
+                    except EvalError:
+                        return True
+                return equal(a, b)
+            return Node(BOOL, eq)
+        orderable = (BOOL, STRING, BYTES, INT, UINT, DOUBLE, NULL)
+        ok = (is_dyn(lt) or lt in orderable) and (is_dyn(rt) or rt in orderable) and (
+            is_dyn(lt) or is_dyn(rt) or lt == rt or lt in NUMERIC and rt in NUMERIC)
         if not ok:
             self.fail(f"found no matching overload for '{name}' applied to '({lt}, {rt})'", tree)
-        test = {"<": lambda c: c < 0, "<=": lambda c: c <= 0, ">": lambda c: c > 0, ">=": lambda c: c >= 0}[symbol]
-        return Node(BOOL, lambda r: test(compare(lf(r), rf(r))))
+        test = {"<": lambda c: c == -1, "<=": lambda c: c in (-1, 0), ">": lambda c: c == 1,
+                ">=": lambda c: c in (0, 1)}[symbol]
+
+        def order(r):
+            a, b = lf(r), rf(r)
+            if type(a) not in _UNSIZED and type(b) not in _UNSIZED:
+                r.charge(_compare_cost(a, b))
+            return test(compare(a, b, name))
+        return Node(BOOL, order)
 
     def c_addition(self, tree, scope, d) -> Node:
         return self._arith(tree, scope, d, {"addition_add": "+", "addition_sub": "-"})
@@ -919,7 +1114,11 @@ class _Compiler:
         if symbol == "%":
             allowed = [INT, UINT]
         static = join(lt, rt)
-        if static is None or static != DYN and not any(static.name == a.name for a in allowed):
+        if static is not None and is_dyn(static):
+            static = lt if not is_dyn(lt) else rt if not is_dyn(rt) else DYN
+        if symbol in "+-" and NULL in (lt, rt) and all(t == NULL or is_dyn(t) for t in (lt, rt)):
+            static = DYN     # null is assignable to timestamp and duration, which + and - take
+        if static is None or not is_dyn(static) and not any(static.name == a.name for a in allowed):
             self.fail(f"found no matching overload for '_{symbol}_' applied to '({lt}, {rt})'", tree)
         lf, rf = left.fn, right.fn
         impl = _ARITH[symbol]
@@ -927,6 +1126,18 @@ class _Compiler:
 
     def c_unary(self, tree, scope, d) -> Node:
         op, operand_tree = tree.children
+        # cel-go's parser drops an even run of `!` or `-` (`!!x` is `x`, unchecked as bool).
+        count, inner = 1, operand_tree
+        while True:
+            inner = _unwrap_to(inner, "unary")
+            if inner is None or len(inner.children) != 2 or inner.children[0].data != op.data:
+                break
+            count, inner = count + 1, inner.children[1]
+        if count % 2 == 0:
+            self.nodes -= 1
+            return self.compile(inner, scope, d)
+        if count > 1:
+            operand_tree = inner
         operand = self.compile(operand_tree, scope, d)
         f = operand.fn
         if op.data == "unary_not":
@@ -939,8 +1150,9 @@ class _Compiler:
                     raise EvalError("no such overload")
                 return not v
             return Node(BOOL, negate)
-        if operand.type not in (INT, DOUBLE, DYN):
+        if operand.type not in (INT, DOUBLE, DYN, ANY):
             self.fail(f"found no matching overload for '-_' applied to '({operand.type})'", tree)
+        result = DYN if is_dyn(operand.type) else operand.type
 
         def minus(r):
             v = f(r)
@@ -949,8 +1161,8 @@ class _Compiler:
             return -v if isinstance(v, float) else _int_result(-v)
         if operand.const is not _MISSING:
             value = minus(None)
-            return Node(operand.type, lambda r: value, value)
-        return Node(operand.type, minus)
+            return Node(result, lambda r: value, value)
+        return Node(result, minus)
 
     # -- member access and calls
     def c_member_dot(self, tree, scope, d) -> Node:
@@ -959,20 +1171,20 @@ class _Compiler:
         if target_tree.data == "member" and len(target_tree.children) == 1 and target_tree.children[0].data == "primary":
             pass
         target = self.compile(target_tree, scope, d)
-        return self.select(target, field, name_token)
+        return self.select(target, field, tree)
 
     def select(self, target: Node, field: str, where) -> Node:
         t, f = target.type, target.fn
         if t == DEVICE:
-            if field not in DEVICE_FIELDS:
+            if field not in self.fields:
                 self.fail(f"undefined field '{field}'", where)
-            size = MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE if field != "driver" else None
+            size = MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE if field in ("attributes", "capacity") else None
             return Node(DEVICE_FIELDS[field], lambda r: getattr(f(r), field), size=size)
         if t.name == "map":
             if not assignable(t.params[0], STRING):
                 self.fail(f"type '{t}' does not support field selection", where)
             result = t.params[1]
-        elif t == DYN:
+        elif is_dyn(t):
             result = DYN
         else:
             self.fail(f"type '{t}' does not support field selection", where)
@@ -996,7 +1208,7 @@ class _Compiler:
             else:
                 raise EvalError("no such overload")
             raise EvalError(f"no such key: {field}")
-        return Node(result, get, size=target.size if result.name == "map" else None)
+        return Node(result, get, size=_element_size(target, result))
 
     def c_member_index(self, tree, scope, d) -> Node:
         target = self.compile(tree.children[0], scope, d)
@@ -1007,10 +1219,10 @@ class _Compiler:
                 self.fail(f"found no matching overload for '_[_]' applied to '({t}, {it})'", tree)
             result = t.params[1]
         elif t.name == "list":
-            if it not in (INT, UINT, DOUBLE, DYN):
+            if it not in (INT, UINT, DOUBLE, DYN, ANY):
                 self.fail(f"found no matching overload for '_[_]' applied to '({t}, {it})'", tree)
             result = t.params[0]
-        elif t == DYN:
+        elif is_dyn(t):
             result = DYN
         else:
             self.fail(f"found no matching overload for '_[_]' applied to '({t}, {it})'", tree)
@@ -1039,7 +1251,7 @@ class _Compiler:
                     raise EvalError(f"index '{k}' out of range in list size '{len(c)}'")
                 return c[k]
             raise EvalError("no such overload")
-        return Node(result, get, size=target.size if result.name == "map" else None)
+        return Node(result, get, size=_element_size(target, result))
 
     def c_member_dot_arg(self, tree, scope, d) -> Node:
         target_tree, name_token = tree.children[0], tree.children[1]
@@ -1052,7 +1264,7 @@ class _Compiler:
             return self.macro(name, target_tree, arg_trees, scope, d, tree)
         target = self.compile(target_tree, scope, d)
         args = [self.compile(a, scope, d) for a in arg_trees]
-        return self.call(name, [target] + args, True, name_token)
+        return self.call(name, [target] + args, True, tree)
 
     def c_primary(self, tree, scope, d) -> Node:  # pragma: no cover - single-child primaries are unwrapped
         return self.compile(tree.children[0], scope, d)
@@ -1066,6 +1278,8 @@ class _Compiler:
         if name not in scope.names:
             self.fail(f"undeclared reference to '{name}' (in container '')", token)
         t = scope.names[name]
+        if name in scope.lazy:
+            return Node(t, lambda r: r.vars[name].get(r))
         return Node(t, lambda r: r.vars[name])
 
     def c_dot_ident(self, tree, scope, d) -> Node:
@@ -1082,7 +1296,7 @@ class _Compiler:
         if name == "has":
             return self.has(arg_trees, scope, d, tree)
         args = [self.compile(a, scope, d) for a in arg_trees]
-        return self.call(name, args, False, token)
+        return self.call(name, args, False, tree)
 
     def c_dot_ident_arg(self, tree, scope, d) -> Node:
         return self.c_ident_arg(tree, scope, d)
@@ -1092,13 +1306,15 @@ class _Compiler:
         return self.compile(tree.children[0], scope, d)
 
     def c_list_lit(self, tree, scope, d) -> Node:
-        items = [self.compile(c, scope, d) for c in (tree.children[0].children if tree.children else [])]
-        elem = DYN
-        for item in items:
-            joined = join(elem, item.type)
+        trees = tree.children[0].children if tree.children else []
+        items = [self.compile(c, scope, d) for c in trees]
+        elem = None
+        for item, item_tree in zip(items, trees):
+            joined = item.type if elem is None else join(elem, item.type)
             if joined is None:
-                self.fail(f"expected type '{elem}' but found '{item.type}'", tree)
+                self.fail(f"expected type '{elem}' but found '{item.type}'", item_tree)
             elem = joined
+        elem = elem or DYN
         fns = [i.fn for i in items]
         n = len(fns)
 
@@ -1111,11 +1327,12 @@ class _Compiler:
         parts = tree.children[0].children if tree.children else []
         entries = [(self.compile(parts[i], scope, d), self.compile(parts[i + 1], scope, d))
                    for i in range(0, len(parts), 2)]
-        kt, vt = DYN, DYN
+        kt = vt = None
         for k, v in entries:
-            if k.type not in (STRING, INT, UINT, BOOL, DYN):
+            if k.type not in (STRING, INT, UINT, BOOL, DYN, ANY):
                 self.fail(f"unsupported map key type: {k.type}", tree)
-            nk, nv = join(kt, k.type), join(vt, v.type)
+            nk = k.type if kt is None else join(kt, k.type)
+            nv = v.type if vt is None else join(vt, v.type)
             if nk is None:
                 self.fail(f"expected type '{kt}' but found '{k.type}'", tree)
             if nv is None:
@@ -1134,7 +1351,7 @@ class _Compiler:
                     raise EvalError(f"Failed with repeated key: {_to_string(key)}")
                 out[key] = vf(r)
             return out
-        return Node(map_of(kt, vt), make, size=len(fns))
+        return Node(map_of(kt or DYN, vt or DYN), make, size=len(fns))
 
     def c_member_object(self, tree, scope, d) -> Node:
         self.fail("message construction is not supported in device selectors", tree)
@@ -1142,7 +1359,7 @@ class _Compiler:
     def c_literal(self, tree, scope, d) -> Node:
         token = tree.children[0]
         value, t = _literal(token, self)
-        return Node(t, lambda r: value, value)
+        return Node(t, lambda r: value, value, size=len(value) if isinstance(value, (str, bytes)) else None)
 
     # -- calls, macros
     def call(self, name: str, args: list[Node], member: bool, where) -> Node:
@@ -1191,7 +1408,7 @@ class _Compiler:
                 if cost is not None:
                     r.charge(cost(*values))
                 return impl(*values)
-            return Node(result, direct)
+            return Node(result, direct, size=_result_size(name, args))
 
         def dispatch(r):
             values = [f(r) for f in fns]
@@ -1200,8 +1417,8 @@ class _Compiler:
                     if o.cost is not None:
                         r.charge(o.cost(*values))
                     return o.impl(*values)
-            raise EvalError("no such overload")
-        return Node(result, dispatch)
+            raise EvalError(f"no such overload: {name}({', '.join(kind(v).output() for v in values)})")
+        return Node(result, dispatch, size=_result_size(name, args))
 
     def has(self, arg_trees, scope, d, where) -> Node:
         if len(arg_trees) != 1:
@@ -1213,10 +1430,10 @@ class _Compiler:
         field = str(inner.children[1])
         t = target.type
         if t == DEVICE:
-            if field not in DEVICE_FIELDS:
+            if field not in self.fields:
                 self.fail(f"undefined field '{field}'", inner.children[1])
             return Node(BOOL, lambda r: True)
-        if t.name != "map" and t != DYN:
+        if t.name != "map" and not is_dyn(t):
             self.fail(f"type '{t}' does not support field selection", inner.children[1])
         f = target.fn
 
@@ -1234,13 +1451,12 @@ class _Compiler:
             self.fail("cel.bind() variable names must be simple identifiers", where)
         name = str(_unwrap(arg_trees[0]).children[0])
         init = self.compile(arg_trees[1], scope, d)
-        body = self.compile(arg_trees[2], scope.bind(name, init.type), d)
+        body = self.compile(arg_trees[2], scope.bind(name, init.type, lazy=True), d)
         inf, bf = init.fn, body.fn
 
         def bound(r):
-            value = inf(r)
             saved = r.vars
-            r.vars = {**saved, name: value}
+            r.vars = {**saved, name: _Lazy(inf, saved)}
             try:
                 return bf(r)
             finally:
@@ -1265,14 +1481,19 @@ class _Compiler:
         inner = scope.bind(var, elem)
         before, extra_before = self.nodes, self.extra
         steps = [self.compile(a, inner, d) for a in arg_trees[1:]]
-        body_cost = self.nodes - before + 1
+        # cel-go expands a macro into a fold whose accumulator steps cost too: per iteration
+        # the loop condition and `__result__` (3), for map and filter also the `__result__ +
+        # [x]` that builds the list (a list literal's 10); once, the accumulator and result.
+        builds = name in ("map", "filter")
+        body_cost = self.nodes - before + 1 + (14 if builds else 3)
+        self.nodes += 12 if builds else 3
         # The worst case for validation: every element of the largest range the environment
         # allows (a literal's length, a device's 32 attributes), each iteration at its worst.
         elements = target.size if target.size is not None else CEL_SELECTOR_EXPRESSION_MAX_LENGTH
         self.extra = extra_before + elements * (body_cost + self.extra - extra_before)
-        for step, kind_ in zip(steps, ("filter" if len(steps) == 2 else name,) + ("map",)):
+        for step, step_tree, kind_ in zip(steps, arg_trees[1:], ("filter" if len(steps) == 2 else name,) + ("map",)):
             if kind_ in ("all", "exists", "exists_one", "filter") and not assignable(BOOL, step.type):
-                self.fail(f"found no matching overload for '_&&_' applied to '(bool, {step.type})'", where)
+                self.fail(f"expected type 'bool' but found '{step.type}'", step_tree)
         tf = target.fn
         fns = [s.fn for s in steps]
         run = _COMPREHENSIONS[name]
@@ -1295,6 +1516,24 @@ class _Compiler:
 
 
 _KEYWORD_LITERALS = {"true": (True, BOOL), "false": (False, BOOL), "null": (None, NULL)}
+
+
+def _element_size(container: Node, element: T) -> int | None:
+    """The most elements (or bytes) a looked-up value can have, for the validation estimate: a
+    domain's map holds 32 attributes, an attribute's value 64 bytes (DeviceAttributeMaxValueLength)."""
+    if element.name == "map":
+        return container.size
+    if container.type == map_of(STRING, ANY):
+        return DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH
+    return None
+
+
+def _result_size(name: str, args: list[Node]) -> int | None:
+    if name in ("split", "findAll") and args[0].size is not None:
+        return args[0].size + 1
+    if name in ("lowerAscii", "upperAscii", "trim", "substring") and args[0].size is not None:
+        return args[0].size
+    return None
 
 
 def _range(v: Any) -> tuple:
@@ -1436,6 +1675,17 @@ def _unwrap(tree: Any) -> Any:
     return tree
 
 
+def _unwrap_to(tree: Any, rule: str) -> Any:
+    """``tree`` itself or the first tree named ``rule`` down its chain of single children."""
+    while isinstance(tree, lark.Tree):
+        if tree.data == rule:
+            return tree
+        if len(tree.children) != 1 or tree.data == "paren_expr":
+            return None
+        tree = tree.children[0]
+    return None
+
+
 def _is_ident(tree: Any, name: str | None = None) -> bool:
     inner = _unwrap(tree)
     return isinstance(inner, lark.Tree) and inner.data == "ident" and (name is None or str(inner.children[0]) == name)
@@ -1520,6 +1770,11 @@ _OPTIONS = dict(parser="lalr", start="expr", propagate_positions=True, maybe_pla
                 priority="invert", g_regex_flags=re.M)
 
 
+# celpy's grammar also reads `1.` as a float, so `1.exists(…)` would not parse; the CEL spec (and
+# cel-go's lexer) want a digit after the point.
+_FLOAT_AS_CEL_SPEC = '\n%override FLOAT_LIT: /-?/ DIGIT* "." DIGIT+ EXPONENT? | /-?/ DIGIT+ EXPONENT\n'
+
+
 @lru_cache(maxsize=None)
 def _parser() -> lark.Lark:
     """The LALR parser of cel-python's CEL grammar (``celpy/cel.lark``). Only the grammar file is
@@ -1530,7 +1785,7 @@ def _parser() -> lark.Lark:
     spec = importlib.util.find_spec("celpy")
     if spec is None or not spec.submodule_search_locations:
         raise CompileError("CEL selectors need the cel-python package (pip install cel-python)")
-    grammar = (Path(next(iter(spec.submodule_search_locations))) / "cel.lark").read_text()
+    grammar = (Path(next(iter(spec.submodule_search_locations))) / "cel.lark").read_text() + _FLOAT_AS_CEL_SPEC
     key = cache.key("cel-lark", grammar, lark.__version__, repr(sorted(_OPTIONS.items())))
 
     def tables() -> dict:
@@ -1549,7 +1804,10 @@ def _parser() -> lark.Lark:
 
 
 def _render(expression: str, message: str, line: int, column: int) -> str:
-    """cel-go's issue text: ``ERROR: <input>:L:C: message``, the source line, a caret."""
+    """cel-go's issue text: ``ERROR: <input>:L:C: message``, the source line, a caret (none
+    for an error of the whole expression, which cel-go places at -1:0)."""
+    if line < 0:
+        return f"ERROR: <input>:-1:0: {message}"
     lines = expression.splitlines() or [""]
     source = lines[line - 1] if 0 < line <= len(lines) else ""
     caret = "." * (column - 1) + "^"
@@ -1564,24 +1822,47 @@ class Selector:
     _fn: Fn = attrs.field(repr=False, eq=False)
     _static_cost: int = attrs.field(repr=False, eq=False)
     max_cost: int = attrs.field(default=0, eq=False)   # the worst-case estimate validation uses
+    _deep: bool = attrs.field(default=False, eq=False, repr=False)
     cost_limit: int = CEL_SELECTOR_EXPRESSION_MAX_COST
 
     def matches(self, device: Device) -> bool:
         """Whether the device is selected; raises EvalError on a runtime error or when the
         evaluation exceeds the cost limit."""
+        return self.evaluate(device)[0]
+
+    def evaluate(self, device: Device) -> tuple[bool, int]:
+        """``matches``'s answer and the cost charged for it (at least cel-go's actual cost)."""
         run = _Run({"device": _view(device)}, self.cost_limit)
         run.charge(self._static_cost)
-        try:
+        with _deep_recursion() if self._deep else contextlib.nullcontext():
             result = self._fn(run)
-        except RecursionError:
-            raise EvalError("operation cancelled: actual cost limit exceeded") from None
         if not isinstance(result, bool):
-            raise EvalError(f"CEL result of type {_type_name(result)} could not be converted to bool: "
-                            f"type conversion error from '{_type_name(result)}' to 'bool'")
-        return result
+            name = kind(result).output()
+            raise EvalError(f"CEL result of type {name} could not be converted to bool: "
+                            + _NOT_BOOL.get(name, f"type conversion error from '{name}' to 'bool'"))
+        return result, run.cost
 
 
-def _compile(expression: str) -> Selector:
+@contextlib.contextmanager
+def _deep_recursion():
+    """Room for the 250 + 250 levels of nesting a selector may have, each a few Python frames
+    to compile and to run (as cli.deep_recursion does for policies; Python 3.11 does not grow
+    the C stack for these calls)."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, 20_000))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
+
+
+# ConvertToNative's texts for the values an attribute can hold (an any result is one of them).
+_NOT_BOOL = {"int": "unsupported type conversion from 'int' to bool",
+             "string": "unsupported native conversion from string to 'bool'",
+             "kubernetes.Semver": "type conversion error from 'Semver' to 'bool'"}
+
+
+def _compile(expression: str, new: bool = False) -> Selector:
     if len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
         raise CompileError(f"Too long: may not be more than {CEL_SELECTOR_EXPRESSION_MAX_LENGTH} bytes")
     try:
@@ -1595,18 +1876,17 @@ def _compile(expression: str) -> Selector:
     except RecursionError:
         raise CompileError("compilation failed: " + _render(
             expression, "Syntax error: expression nested too deeply", 1, 1)) from None
-    compiler = _Compiler()
+    compiler = _Compiler(NEW_EXPRESSION_FIELDS if new else DEVICE_FIELDS)
     try:
-        node = compiler.compile(tree, _ROOT)
+        with _deep_recursion():
+            node = compiler.compile(tree, _ROOT)
     except _CheckError as err:
-        line, column = _pos(err.where)
+        line, column = _pos(err.where, expression.splitlines() or [""])
         raise CompileError("compilation failed: " + _render(expression, err.message, line, column)) from None
-    except RecursionError:
-        raise CompileError("compilation failed: " + _render(
-            expression, "expression nested too deeply", 1, 1)) from None
-    if node.type not in (BOOL, DYN):
-        raise CompileError(f"must evaluate to bool or the unknown type, not {node.type}")
-    return Selector(expression, node.fn, compiler.nodes, compiler.nodes + compiler.extra)
+    if node.type not in (BOOL, ANY):
+        raise CompileError(f"must evaluate to bool or the unknown type, not {node.type.output()}")
+    return Selector(expression, node.fn, compiler.nodes, compiler.nodes + compiler.extra,
+                    deep=compiler.deepest > 60)
 
 
 def _syntax_detail(expression: str, line: int, column: int) -> str:
@@ -1617,26 +1897,29 @@ def _syntax_detail(expression: str, line: int, column: int) -> str:
 
 
 @lru_cache(maxsize=1024)
-def _compile_cached(expression: str) -> Selector | CompileError:
+def _compile_cached(expression: str, new: bool = False) -> Selector | CompileError:
     try:
-        return _compile(expression)
+        return _compile(expression, new)
     except CompileError as err:
         return err
 
 
 def compile_selector(expression: str) -> Selector:
-    """Compile a selector (cached); raises CompileError with upstream's text."""
+    """Compile a selector as kube-scheduler does (cached, in the stored-expressions
+    environment); raises CompileError with upstream's text."""
     result = _compile_cached(expression)
     if isinstance(result, CompileError):
         raise CompileError(str(result))
     return result
 
 
-def validate_selector(expression: str) -> str | None:
+def validate_selector(expression: str, *, stored: bool = False) -> str | None:
     """The API server's check of a CEL selector on a DeviceClass or a ResourceClaim
     (pkg/apis/resource/validation: validateCELSelector): None when valid, else the field
     error's text after its path (``Invalid value: "1": must evaluate to bool …``), to which
-    the caller prefixes the field path.
+    the caller prefixes the field path. ``stored``: the expression is already stored (an update
+    that leaves it unchanged), checked in the stored-expressions environment as upstream does;
+    otherwise in the new-expressions one.
 
     The "too complex" check compares a worst-case estimate with CELSelectorExpressionMaxCost
     as upstream does; the estimate is this module's cost model at the environment's size
@@ -1644,10 +1927,10 @@ def validate_selector(expression: str) -> str | None:
     expression near the limit may be judged differently from the API server."""
     if len(expression.encode()) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
         return f"Too long: may not be more than {CEL_SELECTOR_EXPRESSION_MAX_LENGTH} bytes"
-    try:
-        selector = compile_selector(expression)
-    except CompileError as err:
-        return f"Invalid value: {json.dumps(expression)}: {err}"
+    result = _compile_cached(expression, not stored)
+    if isinstance(result, CompileError):
+        return f"Invalid value: {json.dumps(expression)}: {result}"
+    selector = result
     if selector.max_cost > CEL_SELECTOR_EXPRESSION_MAX_COST:
         return "Forbidden: too complex, exceeds cost limit"
     return None

@@ -1,4 +1,4 @@
-"""`policylang lint`: the command's arguments and exit code (cli.py only wires it in).
+"""`policylang lint`: the command's arguments and exit code (policylang/cli/ only wires it in).
 
 Exit codes: 0 no finding at or above --fail-on, 1 some, 2 an input could not be read
 (a .sched that does not parse or check, a YAML file that is not YAML, bad settings)."""

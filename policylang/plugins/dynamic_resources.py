@@ -43,7 +43,9 @@ def postfilter(exe, state, pod, pre, statuses, *, plugin, preemption: bool, rng=
     for i in unavailable:
         reserved = claims[i].status.reserved_for
         if not reserved or (len(reserved) == 1 and reserved[0].uid == pod.metadata.uid):
-            return PostFilterOutcome("deallocation of ResourceClaim completed")
+            claim = claims[i].metadata
+            return PostFilterOutcome("deallocation of ResourceClaim completed",
+                                     deallocate=((claim.namespace, claim.name),))
     return PostFilterOutcome("still not schedulable")
 
 
@@ -142,7 +144,8 @@ def _shortfalls(state, pod, node) -> tuple:
 
 def detail(state, pod, reason: str, node_names) -> "str | None":
     """What "cannot allocate all claims" amounts to across the nodes it rejects: the claim and
-    request that block, how many devices it wants, and the node with the most that would do."""
+    request that block, how many devices it wants, and per node (the most first, a few) how many
+    free ones it would accept there."""
     if reason != CANNOT_ALLOCATE or not node_names:
         return None
     found = {name: _shortfalls(state, pod, state.nodes[name]) for name in sorted(node_names)}
@@ -152,6 +155,12 @@ def detail(state, pod, reason: str, node_names) -> "str | None":
     claim, short = blocking[0]
     same = {name: next((s for c, s in f if c.metadata.name == claim.metadata.name and s.request == short.request),
                        None) for name, f in found.items()}
-    most = min((name for name, s in same.items() if s is not None), key=lambda n: (-same[n].available, n))
+    short_on = sorted((name for name, s in same.items() if s is not None), key=lambda n: (-same[n].available, n))
+    shown = ", ".join(f"{same[n].available} on {n}" for n in short_on[:DETAIL_NODES])
+    more = f" … and {len(short_on) - DETAIL_NODES} more" if len(short_on) > DETAIL_NODES else ""
     return (f"claim {_claim_key(claim)} request {short.request} needs {short.wanted} device(s); "
-            f"the most free that it accepts is {same[most].available} on {most}")
+            f"free devices it accepts: {shown}{more}")
+
+
+# How many nodes a detail names.
+DETAIL_NODES = 3

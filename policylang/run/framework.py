@@ -95,6 +95,9 @@ class PostFilterOutcome:
     victims: tuple = ()
     # An Error status: RunPostFilterPlugins returns it alone, dropping earlier plugins' reasons.
     error: bool = False
+    # (namespace, name) of the ResourceClaims DynamicResources' PostFilter deallocated (an API
+    # call upstream, made whatever the later plugins do): simulate carries it out.
+    deallocate: tuple = ()
 
 
 # ---- NormalizeScore --------------------------------------------------------------------------------

@@ -100,6 +100,7 @@ def run_postfilter(exe: Executable, state: ClusterState, pod: Pod, pre: PreFilte
     """RunPostFilterPlugins: each PostFilter plugin's companion in profile order, until one
     nominates a node or fails; otherwise their messages, joined."""
     reasons: list[str] = []
+    deallocated: tuple = ()
     for plugin in exe.plugins:
         hook = registry.hook(plugin.name, "postfilter") if plugin.postfilter else None
         if hook is None:
@@ -107,10 +108,11 @@ def run_postfilter(exe: Executable, state: ClusterState, pod: Pod, pre: PreFilte
         outcome = hook(exe, state, pod, pre, statuses, plugin=plugin, preemption=enabled, rng=rng)
         if outcome is None:
             continue
+        deallocated += outcome.deallocate
         if outcome.nominated is not None or outcome.error:
-            return outcome
+            return attrs.evolve(outcome, deallocate=deallocated)
         reasons.append(outcome.message)
-    return PostFilterOutcome(", ".join(reasons))
+    return PostFilterOutcome(", ".join(reasons), deallocate=deallocated)
 
 
 # ---- the cycle ------------------------------------------------------------------------------
@@ -266,7 +268,8 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
             message = fit_error + (f" {outcome.message}" if outcome.message else "")
             results = tuple(NodeResult(n.metadata.name, statuses[n.metadata.name]) for n in nodes)
             return Decision(**ident, nodes=results, fit_error=fit_error, message=message,
-                            nominated_node=outcome.nominated, victims=outcome.victims)
+                            nominated_node=outcome.nominated, victims=outcome.victims,
+                            deallocated=outcome.deallocate)
         table = (run_scores(exe, pre, feasible, feasible_names) if len(feasible) > 1
                  else ScoreTable([feasible[0].metadata.name]))
     except PlanRuntimeError as err:

@@ -17,6 +17,10 @@ class DeviceAllocations:
         self.state = state
         self._slices = None         # structured.SliceIndex, made when first asked
         self._allocated = None      # frozenset of structured.DeviceID, made when first asked
+        # Per node, the allocator's answer for each claims' signature (their specs): the same
+        # claims asked about again (pods from one template) read it back. A node's answers go
+        # when devices its pools offer are allocated (assume_allocation).
+        self._answers: dict[str, dict] = {}
 
     def arrive(self, pod, node: str) -> None:
         pass
@@ -48,10 +52,26 @@ class DeviceAllocations:
     def allocate(self, node, claims):
         """structured.allocate for these claims on the node, with the slices it can reach, the
         state's device classes and the devices in use: AllocationResults, or None; its
-        AllocationError is the caller's to judge."""
+        AllocationError is the caller's to judge. What it answers depends on the claims only
+        through their specs (a result names no claim), so it is kept per node and signature."""
         from ...dra import structured
-        return structured.allocate(node, list(claims), classes=self.state.device_classes, slices=self.slices(),
-                                   allocated=self.allocated())
+        answers = self._answers.setdefault(node.metadata.name, {})
+        key = signature(claims)
+        if key in answers:
+            answer = answers[key]
+            if isinstance(answer, structured.AllocationError):
+                raise answer
+            return answer
+        if len(answers) >= ANSWERS_PER_NODE:
+            answers.clear()
+        try:
+            answer = structured.allocate(node, list(claims), classes=self.state.device_classes,
+                                         slices=self.slices(), allocated=self.allocated())
+        except structured.AllocationError as err:
+            answers[key] = err
+            raise
+        answers[key] = answer
+        return answer
 
     def shortfalls(self, node, claims):
         """structured.shortfalls: the requests that cannot be met on the node even alone."""
@@ -78,6 +98,47 @@ class DeviceAllocations:
                     resource="pods", name=pod.metadata.name, uid=pod.metadata.uid)))
             state.resource_claims[key] = attrs.evolve(current, status=status)
         self._allocated = None
+        self._forget_answers([r for a in allocations for r in a.devices.results])
+
+    def deallocate(self, key) -> None:
+        claim = self.state.resource_claims.get(key)
+        if claim is None or claim.status.allocation is None:
+            return
+        self.state.resource_claims[key] = attrs.evolve(claim, status=attrs.evolve(
+            claim.status, allocation=None, reserved_for=(), devices=()))
+        self._allocated = None
+        self._forget_answers(claim.status.allocation.devices.results)
 
     def claims_changed(self) -> None:
         self._allocated = None
+        self._answers.clear()
+
+    def _forget_answers(self, results) -> None:
+        """The nodes that see the pools of these newly allocated devices lose their kept answers
+        (all nodes do when a pool is not local to one node)."""
+        index = self.slices()
+        for r in results:
+            for pos in index.by_pool.get((r.driver, r.pool), ()):
+                node_name = index.slices[pos].spec.node_name
+                if not node_name:
+                    self._answers.clear()
+                    return
+                self._answers.pop(node_name, None)
+
+
+# The most claim signatures whose answers a node keeps (beyond, it starts again).
+ANSWERS_PER_NODE = 64
+
+
+def signature(claims) -> tuple:
+    """What the allocator's answer depends on in the claims: their specs, in order (by value;
+    one that cannot be hashed, with a driver's opaque parameters, by its text)."""
+    out = []
+    for c in claims:
+        spec = c.spec
+        try:
+            hash(spec)
+        except TypeError:
+            spec = repr(spec)
+        out.append(spec)
+    return tuple(out)

@@ -30,9 +30,9 @@ class PlacedTerms:
 
     def placed_terms(self, kind: str) -> list[dict]:
         """The pod (anti-)affinity terms of this kind (PLACED_TERM_KINDS) of the bound pods, one
-        group per distinct term: {selector, namespaces, namespaceSelector, topologyKey, weight,
-        nodes}, with the namespaces a term names (its pod's own when it names none and has no
-        namespaceSelector), weight 0 for required terms, and the node of each pod holding it
+        group per distinct term and namespace of the pods holding it: {selector, namespaces,
+        namespaceSelector, ownNamespace, topologyKey, weight, nodes}, with the namespaces as the term
+        lists them (what an empty list means is InterPodAffinity's to say), weight 0 for required terms, and the node of each pod holding it
         (once per term held). A pod's list with a term whose selectors do not parse is left
         out whole, as the scheduler's cache does. Kept up to date as pods are bound or removed;
         a changed answer is a new list."""
@@ -54,10 +54,9 @@ class PlacedTerms:
         for kind, terms in affinity_terms(pod).items():
             groups = self._placed[kind]
             for term, weight in terms:
-                namespaces = term.namespaces or (
-                    () if term.namespace_selector is not None else (pod.metadata.namespace,))
-                key = (selector_sig(term.label_selector), namespaces, selector_sig(term.namespace_selector),
-                       term.topology_key, weight)
+                own = pod.metadata.namespace
+                key = (selector_sig(term.label_selector), term.namespaces, selector_sig(term.namespace_selector),
+                       term.topology_key, weight, own)
                 group = groups.get(key)
                 nodes = list(group["nodes"]) if group is not None else []
                 if change > 0:
@@ -65,9 +64,9 @@ class PlacedTerms:
                 else:
                     nodes.remove(node)
                 if nodes:   # a new record: answers given before stay as they were
-                    groups[key] = {"selector": term.label_selector, "namespaces": list(namespaces),
-                                   "namespaceSelector": term.namespace_selector, "topologyKey": term.topology_key,
-                                   "weight": weight, "nodes": nodes}
+                    groups[key] = {"selector": term.label_selector, "namespaces": list(term.namespaces),
+                                   "namespaceSelector": term.namespace_selector, "ownNamespace": own,
+                                   "topologyKey": term.topology_key, "weight": weight, "nodes": nodes}
                     if key not in self._requires[kind]:
                         self._requires[kind][key] = None if term.label_selector is None \
                             else tuple(narrowing(term.label_selector)[0])

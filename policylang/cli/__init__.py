@@ -1,0 +1,155 @@
+"""The command line: wiring only, one module per family of verbs (decide, forecast, deploy,
+author), each registering its sub-parsers. Exit codes: 0 success, 1 unschedulable / findings,
+2 usage or input errors, 3 an internal error (a bug in policylang), 130 interrupted."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import traceback
+
+from ..cost import CostExceeded, max_cost
+from ..diagnostics import InputError, PolicyError
+from ..inputs import input_size_limit, stdin_unread
+from ..roots import allowed_roots
+from . import author, decide, deploy, forecast
+from .common import EXIT_INTERNAL, EXIT_INTERRUPTED, TimedOut, input_arguments
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    try:
+        with allowed_roots(args.allow_root), input_size_limit(args.max_input_size), stdin_unread(), \
+                _quiet_when_pipe_closes(), deep_recursion(), max_cost(args.max_cost), \
+                _time_limit(getattr(args, "timeout", None)):
+            return args.run(args)
+    except PolicyError as err:
+        print(err.render(), file=sys.stderr)
+        return 2
+    except InputError as err:
+        print(err.render(), file=sys.stderr)
+        return 2
+    except (CostExceeded, TimedOut) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as err:  # noqa: BLE001 - the one place a crash becomes exit 3
+        return internal_error(err)
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: "float | None"):
+    """Raise TimedOut in the main thread once ``seconds`` of wall-clock time have passed."""
+    import signal
+    import threading
+
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum, frame):
+        raise TimedOut(seconds)
+    before = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+
+# Python frames the stages may stack: a policy nested parse.MAX_NESTING levels deep takes a
+# few frames per level in each recursive stage (check, compile, the executors' closures).
+RECURSION_LIMIT = 20_000
+
+
+@contextlib.contextmanager
+def deep_recursion():
+    """Raise the recursion limit for the command (Python 3.11 runs nested Python calls without
+    growing the C stack, so this costs nothing until a policy nests deeply)."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
+
+
+@contextlib.contextmanager
+def _quiet_when_pipe_closes():
+    """A reader that stops early (``| head``) closes the pipe: the rest of the output is dropped
+    and the command still ends with the exit code its result deserves."""
+    real = sys.stdout
+    sys.stdout = _DropAfterClose(real)
+    try:
+        yield
+    finally:
+        sys.stdout = real
+
+
+class _DropAfterClose:
+    def __init__(self, stream) -> None:
+        self._stream, self._closed = stream, False
+
+    def write(self, text: str) -> int:
+        self._guarded(self._stream.write, text)
+        return len(text)
+
+    def flush(self) -> None:
+        self._guarded(self._stream.flush)
+
+    def _guarded(self, call, *args) -> None:
+        if self._closed:
+            return
+        try:
+            call(*args)
+        except BrokenPipeError:
+            self._closed = True
+            # The interpreter flushes stdout once more at exit: point it at nothing, so that
+            # this flush does not fail too.
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def internal_error(err: BaseException) -> int:
+    """Report an unexpected exception in one line (a traceback with POLICYLANG_TRACEBACK=1)
+    and return exit code 3, which CI cannot mistake for a verdict."""
+    if os.environ.get("POLICYLANG_TRACEBACK"):
+        traceback.print_exception(err, file=sys.stderr)
+    message = " ".join(str(err).split())[:500]
+    print(f"error: internal error (a bug in policylang): {type(err).__name__}: {message}; "
+          f"please report it with the command and inputs (POLICYLANG_TRACEBACK=1 shows the traceback)",
+          file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="policylang", description="Policy-as-code for Kubernetes scheduling.")
+    p.add_argument("--version", action="version", version=f"policylang {_version()}")
+    sub = p.add_subparsers(dest="command")
+    for verbs in (decide, forecast, deploy, author):
+        verbs.register(sub)
+    for command in sub.choices.values():
+        input_arguments(command)
+    return p
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("policylang")
+    except PackageNotFoundError:
+        return "(not installed)"
+
