@@ -12,6 +12,7 @@ package main
 import (
 	"crypto/sha256"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -116,18 +117,35 @@ func (w *world) awaitClaim(namespace, name string) error {
 // deallocations notes the claims whose status is written without an allocation: what
 // DynamicResources' PostFilter does to a claim allocated where the pod cannot go and reserved
 // for no other pod (PreBind's writes carry one).
+//
+// It also gives each written claim a newer resourceVersion, as the API server would: the fake
+// clientset keeps the one it was given, and the claim cache ignores an update that is not newer
+// than what it holds (assume_cache.go), so a write the plugin does not assume itself (PostFilter's)
+// would never reach it.
 type deallocations struct {
-	mu     sync.Mutex
-	claims []podRef
+	mu      sync.Mutex
+	claims  []podRef
+	version int64
 }
 
 func (d *deallocations) react(action clienttesting.Action) (bool, runtime.Object, error) {
-	if u, ok := action.(clienttesting.UpdateAction); ok && u.GetSubresource() == "status" {
-		if claim, ok := u.GetObject().(*resourceapi.ResourceClaim); ok && claim.Status.Allocation == nil {
-			d.mu.Lock()
-			d.claims = append(d.claims, podRef{Namespace: claim.Namespace, Name: claim.Name})
-			d.mu.Unlock()
-		}
+	u, ok := action.(clienttesting.UpdateAction)
+	if !ok {
+		return false, nil, nil
+	}
+	claim, ok := u.GetObject().(*resourceapi.ResourceClaim)
+	if !ok {
+		return false, nil, nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.version == 0 {
+		d.version = 1 // what every object of the scenario has (load.go)
+	}
+	d.version++
+	claim.ResourceVersion = strconv.FormatInt(d.version, 10)
+	if u.GetSubresource() == "status" && claim.Status.Allocation == nil {
+		d.claims = append(d.claims, podRef{Namespace: claim.Namespace, Name: claim.Name})
 	}
 	return false, nil, nil
 }

@@ -89,16 +89,15 @@ def test_dra_single_cycle(oracle, scenario):
     assert_same(oracle, scenario.cluster, pod, preemption=False)
 
 
-@given(S.dra_scenarios(min_pending=2, max_pending=4, one_pool_per_node=True, orphans=False))
+@given(S.dra_scenarios(min_pending=2, max_pending=4, one_pool_per_node=True))
 @examples(0.5)
 def test_dra_batch(oracle, scenario):
     """simulate without preemption: pods with claims placed one after another, each seeing the
     devices the earlier ones were allocated and the claims they reserved (shared claims follow
     their allocation; template claims made first, as the resourceclaim controller makes them,
     with the deterministic names of policylang/cluster/resourceclaims.py). Each node reaches one
-    pool (see POOL_ORDER_TRIES), and no claim is allocated without a pod (PostFilter would
-    deallocate it through the API, and the next pod see that when the informer delivers it).
-    Preemption is left out: a victim's claims are freed by the resourceclaim
+    pool (see POOL_ORDER_TRIES). A pod whose PostFilter deallocated a claim left by its pod is
+    tried again at once, as the claim's update requeues it. Preemption is left out: a victim's claims are freed by the resourceclaim
     controller after its deletion, asynchronously, which neither side models within a batch."""
     cluster, pods = scenario.cluster, list(scenario.pods)
     note(json.dumps({"objects": cluster.raw, "pods": pods}))
