@@ -39,6 +39,7 @@ bench: install
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/dra.py
+	$(BIN)/python bench/dra_eval.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis

@@ -18,7 +18,8 @@ from .cluster.model import Pod
 from .cluster.state import ClusterState
 from .decision import SUCCESS, Decision, Status
 from .plugins import registry
-from .run.schedule import Executable, base_env, run_filters, run_prefilter, schedule
+from .run.framework import ERROR
+from .run.schedule import Executable, PlanRuntimeError, base_env, run_filters, run_prefilter, schedule
 
 SKIP = "Skip"
 
@@ -70,7 +71,12 @@ def filters_alone(exe: Executable, state: ClusterState, pod: Pod) -> dict[str, d
             if pre.status is not None:
                 out[name][plugin.name] = pre.status
                 continue
-            status = run_filters(exe, alone, node)
+            try:
+                status = run_filters(exe, alone, node)
+            except PlanRuntimeError as err:
+                # The plugin fails on this node (a CEL runtime error in a device selector): an
+                # Error status, which stops kube-scheduler's cycle; the others are still shown.
+                status = Status(ERROR, (err.detail or str(err),), plugin.name)
             out[name][plugin.name] = status or Status(SUCCESS, (), plugin.name)
     return out
 

@@ -102,8 +102,11 @@ def simulate(profile_for: "Callable[[Pod], Executable | None] | dict[str, Execut
                 decision = schedule(exe, state, retry, rng=rng, preemption=preemption, sampling=sampling)
             node = decision.selected
             if node is not None:
-                run_reserve(exe, state, pod, node)
-                state.bind(pod, node)
+                failure = run_reserve(exe, state, pod, node)
+                if failure is None:
+                    state.bind(pod, node)
+                else:       # the binding cycle failed: the pod stays pending with the error
+                    decision, node = attrs.evolve(decision, selected=None, message=failure), None
             placements.append(Placement(pod, decision, node, nominated, victims))
             if progress is not None:
                 progress(i + 1, len(queue))
@@ -112,10 +115,14 @@ def simulate(profile_for: "Callable[[Pod], Executable | None] | dict[str, Execut
     return placements
 
 
-def run_reserve(exe: Executable, state: ClusterState, pod: Pod, node_name: str) -> None:
+def run_reserve(exe: Executable, state: ClusterState, pod: Pod, node_name: str) -> "str | None":
     """The Reserve of each plugin whose companion has one (VolumeBinding's assumes the volumes
-    the pod binds), before the pod is bound to ``node_name``."""
+    the pod binds, DynamicResources' the devices), before the pod is bound to ``node_name``; the
+    error that stops the binding (a PreBind's API call the API server refuses), or None."""
     for plugin in exe.plan.plugins:
         reserve = registry.hook(plugin.name, "reserve")
         if reserve is not None:
-            reserve(exe, state, pod, node_name, plugin)
+            failure = reserve(exe, state, pod, node_name, plugin)
+            if failure is not None:
+                return failure
+    return None

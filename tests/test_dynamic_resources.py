@@ -197,3 +197,82 @@ def test_simulate_deallocates_a_claim_left_on_a_node_that_is_gone_and_allocates_
     claim = state.resource_claims[("ml", "stale")]
     assert claim.status.allocation.node_selector.node_selector_terms[0].match_fields[0].values == ("gpu-node-2",)
     assert [r.uid for r in claim.status.reserved_for] == [pod.metadata.uid]
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_a_pod_with_an_allocated_claim_beside_one_to_allocate_fails_to_score_as_v1_35_does(executor):
+    # dynamicresources.go computeScore pairs the pod's i-th claim with the i-th allocation made
+    # for the claims still to allocate; with an allocated claim among them there are fewer
+    # allocations than claims, and Score fails once two nodes are feasible (v1.35.4's behaviour).
+    exe = Executable(load_plans()["default-scheduler"], executor)
+    state = load_cluster([DRA / "cluster.yaml"])
+    state.add_resource_claim(structure_object({
+        "kind": "ResourceClaim", "metadata": {"name": "fabric", "namespace": "ml"},
+        "spec": {"devices": {"requests": [{"name": "link", "exactly": {"deviceClassName": "gpu.example.com"}}]}},
+        "status": {"allocation": {"devices": {"results": [
+            {"request": "link", "driver": "gpu.example.com", "pool": "gpu-node-3", "device": "gpu-7"}]}}}}, "<test>"))
+    [pod] = _pods("train-b")
+    fabric = attrs.evolve(pod.spec.resource_claims[0], name="link", resource_claim_name="fabric",
+                          resource_claim_template_name=None)
+    pod = attrs.evolve(pod, spec=attrs.evolve(pod.spec, resource_claims=(*pod.spec.resource_claims, fabric)))
+    decision = schedule(exe, state, resourceclaims.instantiate(state, pod))
+    assert decision.selected is None
+    assert decision.message == ('running Score plugins: plugin "DynamicResources" failed with: number of '
+                                'allocations 1 is smaller than number of claims')
+
+
+def test_a_claim_reserved_for_256_pods_takes_no_more_at_binding():
+    # PreFilter lets the pod share the claim (CanBeReserved is always true in v1.35); the API
+    # server refuses the 257th reservation (ResourceClaimReservedForMaxSize), so PreBind fails.
+    exe = Executable(load_plans()["default-scheduler"])
+    state = load_cluster([DRA / "cluster.yaml"])
+    shared = state.resource_claims[("ml", "shared-gpu")]
+    users = tuple(attrs.evolve(shared.status.reserved_for[0], name=f"user-{i}", uid=f"uid-user-{i}")
+                  for i in range(256))
+    state.resource_claims[("ml", "shared-gpu")] = attrs.evolve(shared, status=attrs.evolve(shared.status,
+                                                                                          reserved_for=users))
+    [notebook] = _pods("notebook-1")
+    assert schedule(exe, state, notebook).selected == "gpu-node-1"
+    [placement] = simulate({"default-scheduler": exe}, state, [notebook])
+    assert placement.node is None
+    assert placement.message == ('running PreBind plugin "DynamicResources": add reservation to claim ml/shared-gpu: '
+                                 'ResourceClaim.resource.k8s.io "shared-gpu" is invalid: status.reservedFor: '
+                                 'Too many: 257: must have at most 256 items')
+    assert len(state.resource_claims[("ml", "shared-gpu")].status.reserved_for) == 256
+    assert not any(p.metadata.name == "notebook-1" for p in state.pods_by_node["gpu-node-1"])
+
+
+def test_a_pod_gone_frees_its_devices_as_the_resourceclaim_controller_does():
+    state = load_cluster([DRA / "cluster.yaml"])
+    eight = structure_object({"kind": "ResourceClaim", "metadata": {"name": "probe", "namespace": "ml"},
+                              "spec": {"devices": {"requests": [{"name": "gpus", "exactly": {
+                                  "deviceClassName": "gpu.example.com", "count": 8}}]}}}, "<test>")
+    assert state.allocate_claims(state.nodes["gpu-node-0"], [eight]) is None      # train-a holds six
+    train_a = next(p for p in state.pods_by_node["gpu-node-0"] if p.metadata.name == "train-a")
+    state.evict([train_a])
+    # Its claim was made for it (the pod is its controller): deleted with it, its devices free.
+    assert ("ml", "train-a-gpus-x7k2p") not in state.resource_claims
+    assert state.allocate_claims(state.nodes["gpu-node-0"], [eight]) is not None
+    # A shared claim loses the pod's reservation; with none left it is deallocated.
+    notebook = next(p for p in state.pods_by_node["gpu-node-1"] if p.metadata.name == "notebook-0")
+    state.evict([notebook])
+    shared = state.resource_claims[("ml", "shared-gpu")]
+    assert shared.status.reserved_for == () and shared.status.allocation is None
+    assert not any(str(d).startswith("gpu.example.com/gpu-node-1/") for d in state.allocated_devices())
+
+
+def test_explain_shows_a_selector_that_fails_at_run_time_as_the_plugin_s_error():
+    from policylang.explain import explain
+    from policylang.plugins.edits import with_objects
+
+    state = load_cluster([DRA / "cluster.yaml"])
+    cls = state.device_classes["gpu.example.com"]
+    selector = attrs.evolve(cls.spec.selectors[0], cel=attrs.evolve(
+        cls.spec.selectors[0].cel, expression='device.attributes["gpu.example.com"].nosuch'))
+    broken = attrs.evolve(cls, spec=attrs.evolve(cls.spec, selectors=(selector,)))
+    state = with_objects(state, [broken])
+    [pod] = _pods("train-b")
+    e = explain(Executable(load_plans()["default-scheduler"]), state, resourceclaims.instantiate(state, pod))
+    text = "class gpu.example.com: selector #0: CEL runtime error: no such key: nosuch"
+    assert e.decision.message == f'running "DynamicResources" filter plugin: {text}'
+    assert {(s.code, s.reasons) for s in (v["DynamicResources"] for v in e.filters.values())} == {("Error", (text,))}

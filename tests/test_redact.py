@@ -101,3 +101,30 @@ def test_decisions_on_the_redacted_dump_are_the_originals_up_to_renaming(case):
         # alike); no dump holds those, so there is nothing to redact.
         assume(False)
     assert _decision_json(redact(doc)) == _renamed(_decision_json(doc), renaming(doc))
+
+
+def test_a_dra_dump_decides_alike_once_redacted():
+    # Claims, templates and classes are found by name, allocation results name their pool (often
+    # the node's name): each is renamed where it is defined and wherever it is named.
+    from pathlib import Path
+
+    import yaml
+
+    dra = Path(__file__).parent.parent / "examples" / "dra"
+    cluster = yaml.safe_load((dra / "cluster.yaml").read_text())["items"]
+    for name in ("notebook-1", "train-b"):
+        pending = yaml.safe_load((dra / "pods" / f"{name}.yaml").read_text())
+        if name == "train-b":   # its claim made, as the resourceclaim controller makes it
+            pending["status"]["resourceClaimStatuses"] = [{"name": "gpus", "resourceClaimName": "train-b-gpus"}]
+            claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                     "metadata": {"name": "train-b-gpus", "namespace": "ml", "ownerReferences": [
+                         {"apiVersion": "v1", "kind": "Pod", "name": "train-b", "uid": "uid-train-b",
+                          "controller": True}]},
+                     "spec": next(o for o in cluster if o["metadata"]["name"] == "two-big-gpus")["spec"]["spec"]}
+            doc = _doc(*cluster, claim, pending)
+        else:
+            doc = _doc(*cluster, pending)
+        original = _decision_json(doc)
+        assert original["results"][0]["selected"] is not None
+        assert _decision_json(redact(doc)) == _renamed(original, renaming(doc))
+        assert "gpu-node" not in json.dumps(redact(doc))

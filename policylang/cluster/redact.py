@@ -23,11 +23,13 @@ from typing import Any, Callable
 
 # Fields whose string value (or list of strings) is a name of some object.
 NAME_FIELDS = frozenset({"namespace", "nodeName", "nominatedNodeName", "priorityClassName", "claimName",
-                         "volumeName", "storageClassName", "persistentVolumeName", "namespaces"})
+                         "volumeName", "storageClassName", "persistentVolumeName", "namespaces",
+                         # DRA: a pod's claims and templates, a request's class, a result's pool
+                         "resourceClaimName", "resourceClaimTemplateName", "deviceClassName", "pool"})
 # Fields that are a map of label (or selector) keys to values.
 LABEL_MAPS = frozenset({"labels", "matchLabels", "nodeSelector", "selector"})
 # Lists of objects whose "name" is the name of an object (an owner, a claim's volume).
-NAMED_PARENTS = frozenset({"metadata", "ownerReferences", "claimRef"})
+NAMED_PARENTS = frozenset({"metadata", "ownerReferences", "claimRef", "pool"})
 CONTAINER_LISTS = frozenset({"containers", "initContainers", "ephemeralContainers"})
 _INTEGER = re.compile(r"-?[0-9]+")
 

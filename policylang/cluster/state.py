@@ -265,6 +265,7 @@ class ClusterState:
             self.remove(pod)
 
     def remove(self, pod: model.Pod) -> None:
+        self._devices.pod_gone(pod)
         node = pod.spec.node_name
         self._pods.pop(pod.key, None)
         self.nominated.pop(pod.key, None)

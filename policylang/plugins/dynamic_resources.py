@@ -11,6 +11,7 @@ from __future__ import annotations
 import attrs
 
 from ..cluster.selectors import node_selector_matches
+from ..cluster.validation import RESERVED_FOR_MAX_SIZE
 from ..plan import LetStep
 from ..run.framework import PostFilterOutcome
 from ..run.phases import base_env, run_filters, run_prefilter
@@ -55,12 +56,13 @@ def _unavailable_on(claim, node) -> bool:
             and not node_selector_matches(allocation.node_selector, node))
 
 
-def reserve(exe, state, pod, node_name: str, plugin) -> None:
+def reserve(exe, state, pod, node_name: str, plugin) -> "str | None":
     """The filter, run again for the chosen node, leaves `claims` (the pod's claims) and
     `reserved_allocations` (one AllocationResult per claim it allocated there) in its
     environment; the state assumes them (ClusterState.assume_allocation): the allocations go
     into the claims' status.allocation and the pod into their status.reservedFor, so the next
-    pod finds those devices in use."""
+    pod finds those devices in use. A claim already reserved for 256 pods cannot take one more:
+    the API server refuses PreBind's update, and that error is the pod's (None otherwise)."""
     if not pod.spec.resource_claims:
         return
     if not any(isinstance(step, LetStep) and step.name.split("#")[0] == RESERVE_LETS[1]
@@ -73,7 +75,17 @@ def reserve(exe, state, pod, node_name: str, plugin) -> None:
     if run_filters(exe, pre, state.nodes[node_name]) is not None:
         return
     lets = _lets(pre.envs[plugin.name])
-    state.assume_allocation(pod, lets.get(RESERVE_LETS[0]) or [], lets.get(RESERVE_LETS[1]) or [])
+    claims = lets.get(RESERVE_LETS[0]) or []
+    full = next((c for c in claims if len(c.status.reserved_for) >= RESERVED_FOR_MAX_SIZE
+                 and not any(r.uid == pod.metadata.uid for r in c.status.reserved_for)), None)
+    if full is not None:
+        # PreBind's status update (bindClaim) is refused by the API server's validation.
+        meta = full.metadata
+        return (f'running PreBind plugin "DynamicResources": add reservation to claim {meta.namespace}/{meta.name}: '
+                f'ResourceClaim.resource.k8s.io "{meta.name}" is invalid: status.reservedFor: Too many: '
+                f"{len(full.status.reserved_for) + 1}: must have at most {RESERVED_FOR_MAX_SIZE} items")
+    state.assume_allocation(pod, claims, lets.get(RESERVE_LETS[1]) or [])
+    return None
 
 
 # ---- explain --------------------------------------------------------------------------------

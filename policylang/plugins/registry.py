@@ -9,7 +9,8 @@ name; a companion may define:
 
 - ``postfilter(exe, state, pod, pre, statuses, *, plugin, preemption, rng)``: its PostFilter, a
   ``PostFilterOutcome`` (or None to take no part); the plugin then implements ``postFilter``.
-- ``reserve(exe, state, pod, node_name, plugin)``: its Reserve, before ``simulate`` binds the pod.
+- ``reserve(exe, state, pod, node_name, plugin)``: its Reserve, before ``simulate`` binds the pod;
+  it may return the error that stops the binding (its PreBind refused by the API server).
 - ``fix(state, pod, node, status)``: explain's changes that might let the pod onto a node this
   plugin alone rejected, smallest first, as ``edits.Change`` (one text for the same change
   found on several nodes).

@@ -109,6 +109,34 @@ class DeviceAllocations:
         self._allocated = None
         self._forget_answers(claim.status.allocation.devices.results)
 
+    def pod_gone(self, pod) -> None:
+        """The resourceclaim controller once a pod is deleted (controller.go syncClaim): the pod
+        leaves the reservedFor of its claims, a claim reserved for no one any more is deallocated
+        (its devices are free again), and the claims made for the pod from its templates are
+        deleted with it."""
+        uid = pod.metadata.uid
+        if not uid:
+            return
+        state = self.state
+        for key, claim in list(state.resource_claims.items()):
+            owner = next((r for r in claim.metadata.owner_references if r.controller), None)
+            if owner is not None and owner.uid == uid and owner.kind == "Pod":
+                del state.resource_claims[key]
+                if claim.status.allocation is not None:
+                    self._allocated = None
+                    self._forget_answers(claim.status.allocation.devices.results)
+                continue
+            reserved = claim.status.reserved_for
+            if not any(r.uid == uid for r in reserved):
+                continue
+            left = tuple(r for r in reserved if r.uid != uid)
+            allocation = claim.status.allocation
+            status = attrs.evolve(claim.status, reserved_for=left, allocation=allocation if left else None)
+            state.resource_claims[key] = attrs.evolve(claim, status=status)
+            if not left and allocation is not None:
+                self._allocated = None
+                self._forget_answers(allocation.devices.results)
+
     def claims_changed(self) -> None:
         self._allocated = None
         self._answers.clear()
