@@ -74,7 +74,7 @@ def main() -> None:
     table = rows(args.n)
     base = table[0][2]
     print(f"selector: {SELECTOR}\n")
-    print(f"| library | capacity as | µs / eval | × policylang | note |\n|---|---|---:|---:|---|")
+    print("| library | capacity as | µs / eval | × policylang | note |\n|---|---|---:|---:|---|")
     for name, variant, us, note in table:
         shown = f"{us:.2f}" if us is not None else "—"
         ratio = f"{us / base:.2f}×" if us is not None else "—"

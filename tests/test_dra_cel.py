@@ -251,6 +251,27 @@ def test_cel_language_rules(name, expression, expected):
         assert got is expected
 
 
+# Errors that end the evaluation: cel-go does not let ||, && or a macro absorb them.
+ABORTING = [
+    ("the cost limit is not absorbed by ||", NESTED_ALL + " || true", ("eval", "actual cost limit exceeded")),
+    ("the cost limit is not absorbed by &&", NESTED_ALL + " && false", ("eval", "actual cost limit exceeded")),
+    ("a short circuit before it never reaches it", "true || " + NESTED_ALL, True),
+    # cel-go looks `x in [literals]` up in a hash set, and a semantic version cannot be hashed.
+    ("a version attribute in a list of literals is upstream's internal error",
+     'device.attributes["d"].v in ["1.0.0"] || true', ("eval", "hash of unhashable type cel.Semver")),
+    ("a version attribute in a list of values is compared", 'device.attributes["d"].v in [device.driver]', False),
+]
+
+
+@pytest.mark.parametrize("name, expression, expected", ABORTING, ids=[a[0] for a in ABORTING])
+def test_errors_that_end_the_evaluation(name, expression, expected):
+    got = _outcome(expression, Device("d", {"v": Version("1.0.0")}))
+    if isinstance(expected, tuple):
+        assert isinstance(got, tuple) and got[0] == expected[0] and expected[1] in got[1], got
+    else:
+        assert got is expected
+
+
 def test_an_unparsable_version_attribute_is_upstreams_attribute_error():
     got = _outcome("true", Device("d", {"v": Version("1.0")}))
     assert got == ("eval", "attribute v: parse semantic version: No Major.Minor.Patch elements found")

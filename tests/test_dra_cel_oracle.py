@@ -96,6 +96,7 @@ def _cases() -> list[tuple[str, Device]]:
            for name, expression, driver, attributes, capacity, _ in cases.COMPILE_TEST_GO]
     out += [(expression, Device("d", {"s": "v"}))
             for _, expression, _ in cases.LIBRARY + cases.LANGUAGE + cases.NESTING]
+    out += [(expression, Device("d", {"v": Version("1.0.0")})) for _, expression, _ in cases.ABORTING]
     device = Device("d", {"i": 3, "s": "a,b", "v": Version("1.2.3"), "o/x": True}, {"m": parse_quantity("2Gi")})
     rnd = random.Random(7)
     out += [(_generate(rnd), device) for _ in range(1500)]
