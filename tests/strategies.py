@@ -1157,8 +1157,8 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
                                "metadata": {"name": template, "namespace": ns},
                                "spec": {"spec": _claim("", ns, requests, constraints)["spec"]}})
             if kind == "fresh":
-                # Its claim not made yet: simulate makes it (as the resourceclaim controller
-                # would), a single cycle says it is not created yet.
+                # Its claim not made yet: eval and simulate make it first, as the resourceclaim
+                # controller would.
                 refs.append({"name": rc, "resourceClaimTemplateName": template})
                 continue
             if kind == "template":

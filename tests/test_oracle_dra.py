@@ -22,7 +22,10 @@ from hypothesis import given, note
 import strategies as S
 from policylang.roots import stdlib_dir
 from kube_oracle import comparable
-from test_oracle import arrival_orders, examples, oracle_result, policylang_result, policylang_simulation, \
+from policylang import schedule
+from policylang.cluster.resourceclaims import instantiate
+from policylang.report import decision_json
+from test_oracle import arrival_orders, default_profile, examples, oracle_result, policylang_simulation, \
     simulate_comparable
 
 UNSUPPORTED = "not supported yet"
@@ -57,6 +60,14 @@ def shares_pools(cluster: S.Cluster) -> bool:
     slices = [o["spec"] for o in cluster.others if o["kind"] == "ResourceSlice"]
     wide = sum(1 for s in slices if "nodeName" not in s)
     return any(wide + sum(1 for s in slices if s.get("nodeName") == n) >= 2 for n in cluster.node_names)
+
+
+def policylang_result(cluster: S.Cluster, pod: dict, preemption: bool) -> dict:
+    """As `policylang eval` decides: the claims of the pod's templates made first (as the
+    resourceclaim controller makes them; the oracle does the same)."""
+    state = cluster.state()
+    decision = schedule(default_profile(), state, instantiate(state, S.structure(pod)), preemption=preemption)
+    return json.loads(json.dumps(decision_json(decision)))
 
 
 def assert_same(oracle, cluster: S.Cluster, pod: dict, preemption: bool) -> None:
