@@ -398,8 +398,10 @@ func (w *world) prioritize(ctx context.Context, pf *profileFramework, state fwk.
 	if st := pf.RunPreScorePlugins(ctx, state, pod, nodes); !st.IsSuccess() {
 		return nil, st.AsError()
 	}
-	// Raw scores first: NormalizeScore works on the framework's own lists.
+	// Raw scores first: NormalizeScore works on the framework's own lists. A plugin that fails
+	// here fails again in RunScorePlugins below, whose error is upstream's message.
 	raw := map[string]map[string]int64{}
+scoring:
 	for _, p := range pf.ListPlugins().Score.Enabled {
 		if state.GetSkipScorePlugins().Has(p.Name) {
 			continue
@@ -412,7 +414,7 @@ func (w *world) prioritize(ctx context.Context, pf *profileFramework, state fwk.
 		for _, n := range nodes {
 			s, st := sp.Score(ctx, state, pod, n)
 			if !st.IsSuccess() {
-				return nil, fmt.Errorf("plugin %q failed with: %w", p.Name, st.AsError())
+				break scoring
 			}
 			raw[p.Name][n.Node().Name] = s
 		}

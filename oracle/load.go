@@ -114,7 +114,8 @@ func expandList(doc json.RawMessage) []json.RawMessage {
 
 // decodeObjects types each document with client-go's scheme and applies the API server's
 // defaults. An object without a uid gets one from its namespace and name: the scheduler's
-// cache, the nominator and preemption tell pods apart by uid.
+// cache, the nominator and preemption tell pods apart by uid; one without a resourceVersion
+// gets 1.
 func decodeObjects(docs []json.RawMessage) ([]runtime.Object, error) {
 	decoder := clientscheme.Codecs.UniversalDeserializer()
 	var out []runtime.Object
@@ -135,6 +136,11 @@ func decodeObjects(docs []json.RawMessage) ([]runtime.Object, error) {
 		if m, err := meta.Accessor(obj); err == nil {
 			if m.GetUID() == "" {
 				m.SetUID(types.UID(m.GetNamespace() + "/" + m.GetName()))
+			}
+			// Every stored object has one, and the scheduler's assume cache (ResourceClaims)
+			// refuses an object whose version does not parse as a number.
+			if m.GetResourceVersion() == "" {
+				m.SetResourceVersion("1")
 			}
 		}
 		out = append(out, obj)

@@ -228,6 +228,12 @@ func run(sc scenario) (*evalDoc, error) {
 			every := int32(100)
 			w.percentage = &every
 		}
+		// As `policylang eval` does, the resourceclaim controller first (claims.go).
+		pod, err = w.instantiateClaims(pod)
+		if err != nil {
+			w.close()
+			return nil, err
+		}
 		d, err := w.schedule(pod, opts)
 		w.close()
 		if err != nil {

@@ -1,7 +1,9 @@
 package main
 
 // Simulating a batch (policylang/simulate/v1): the pending pods in PrioritySort's order, each
-// decided against the cache as the pods before it left it. A pod that fits is reserved (the
+// decided against the cache as the pods before it left it, once the resourceclaim controller
+// has made the claims of its templates (claims.go); a pod whose cycle deallocated a claim
+// (DynamicResources' PostFilter) is tried again at once, as the claim's update requeues it. A pod that fits is reserved (the
 // Reserve plugins) and assumed into the cache, as schedulingCycle does before binding; when
 // preemption nominates a node, its victims leave the cache and the pod is tried again at once,
 // nominated to that node, as the next cycle would try it once the deletions arrive.
@@ -12,6 +14,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
 )
 
 const simulateSchema = "policylang/simulate/v1"
@@ -143,9 +147,26 @@ func (s *simulation) place() (*simulateDoc, error) {
 			doc.Summary.Skipped++
 			continue
 		}
+		pod, err := w.instantiateClaims(pod)
+		if err != nil {
+			return nil, err
+		}
+		w.dealloc.take()
 		d, err := w.schedule(pod, opts)
 		if err != nil {
 			return nil, err
+		}
+		if freed := w.dealloc.take(); d.Selected == nil && len(freed) > 0 && d.NominatedNode == nil {
+			// DynamicResources' PostFilter deallocated a claim: its update requeues the pod,
+			// tried again at once, as a nomination is below.
+			for _, ref := range freed {
+				if err := w.awaitDeallocated(ref); err != nil {
+					return nil, err
+				}
+			}
+			if d, err = w.schedule(pod, opts); err != nil {
+				return nil, err
+			}
 		}
 		if d.Selected == nil && d.NominatedNode != nil {
 			pl.NominatedNode = d.NominatedNode
@@ -172,6 +193,9 @@ func (s *simulation) place() (*simulateDoc, error) {
 			if st := pf.RunReservePluginsReserve(w.ctx, w.lastState, assumed, node); !st.IsSuccess() {
 				return nil, st.AsError()
 			}
+			if st := w.bindClaims(pf, assumed, node); !st.IsSuccess() {
+				return nil, st.AsError()
+			}
 			if err := w.cache.FinishBinding(logger, assumed); err != nil {
 				return nil, err
 			}
@@ -188,6 +212,24 @@ func (s *simulation) place() (*simulateDoc, error) {
 	}
 	doc.Summary.Pods = len(doc.Placements)
 	return doc, nil
+}
+
+// bindClaims is DynamicResources' PreBind (bindClaim, dynamicresources.go): each of the pod's
+// claims gets the allocation Reserve chose and the pod in status.reservedFor, through the API,
+// and the assume cache holds the claim as written, so that later pods see its devices in use
+// and the claim reserved. The other PreBind plugins (VolumeBinding's waits for a PV
+// controller) are left out, as binding itself is.
+func (w *world) bindClaims(pf *profileFramework, pod *v1.Pod, node string) *fwk.Status {
+	p, ok := pf.plugins[names.DynamicResources].(fwk.PreBindPlugin)
+	if !ok {
+		return nil
+	}
+	if st := p.PreBindPreFlight(w.ctx, w.lastState, pod, node); st.IsSkip() {
+		return nil
+	} else if !st.IsSuccess() {
+		return st
+	}
+	return p.PreBind(w.ctx, w.lastState, pod, node)
 }
 
 // summarise: the batch's utilisation, from the cache once every pod is placed.

@@ -17,6 +17,7 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/klog/v2"
@@ -57,6 +58,8 @@ type world struct {
 	objects    []runtime.Object
 	bound      map[podRef]*v1.Pod // pods bound during a simulation
 	lastState  fwk.CycleState     // the last cycle's state, for Reserve
+	dra        fwk.SharedDRAManager
+	dealloc    *deallocations // claims DynamicResources' PostFilter deallocated through the API
 }
 
 // newWorld: without preemption, DefaultPreemption is disabled at PostFilter (other PostFilter
@@ -72,10 +75,13 @@ func newWorld(objects []runtime.Object, pending []*v1.Pod, cfg *schedulerapi.Kub
 		inClient = append(inClient, p)
 	}
 	w.client = fake.NewClientset(inClient...)
+	w.dealloc = &deallocations{}
+	w.client.PrependReactor("update", "resourceclaims", w.dealloc.react)
 	informerFactory := informers.NewSharedInformerFactory(w.client, 0)
 	w.snapshot = internalcache.NewEmptySnapshot()
 
 	var draManager fwk.SharedDRAManager
+	var draSynced []func() bool // the claims' assume cache and the slice tracker, past the informers
 	if utilfeature.DefaultFeatureGate.Enabled(features.DynamicResourceAllocation) {
 		claimInformer := informerFactory.Resource().V1().ResourceClaims().Informer()
 		claimCache := assumecache.NewAssumeCache(logger, claimInformer, "ResourceClaim", "", nil)
@@ -95,7 +101,14 @@ func newWorld(objects []runtime.Object, pending []*v1.Pod, cfg *schedulerapi.Kub
 			return nil, fmt.Errorf("starting the resource slice tracker: %w", err)
 		}
 		draManager = dynamicresources.NewDRAManager(ctx, claimCache, sliceTracker, informerFactory)
+		// The assume cache fills from its informer's handler, and the DRA manager's record of
+		// allocated devices from the cache's: both after the informer itself has synced, as
+		// the scheduler's WaitForHandlersSync waits for (eventhandlers.go). A no-op handler's
+		// registration is the cache's own.
+		draSynced = append(draSynced, claimCache.AddEventHandler(toolscache.ResourceEventHandlerFuncs{}).HasSynced,
+			sliceTracker.HasSynced)
 	}
+	w.dra = draManager
 	csiManager := nodevolumelimits.NewCSIManager(informerFactory.Storage().V1().CSINodes().Lister())
 
 	w.globalPct = cfg.PercentageOfNodesToScore
@@ -145,7 +158,7 @@ func newWorld(objects []runtime.Object, pending []*v1.Pod, cfg *schedulerapi.Kub
 	}
 
 	informerFactory.Start(ctx.Done())
-	waitForSync(informerFactory)
+	waitForSync(informerFactory, draSynced...)
 
 	// The cache, in the dump's order: the node tree keeps nodes as they arrive.
 	w.cache = internalcache.New(ctx, 0, nil)
@@ -189,14 +202,18 @@ func (w *world) close() {
 }
 
 // waitForSync is WaitForCacheSync polling every millisecond instead of every 100: a fake
-// clientset's informers sync at once, and a scenario should not wait for the poll.
-func waitForSync(factory informers.SharedInformerFactory) {
+// clientset's informers sync at once, and a scenario should not wait for the poll. The
+// handlers' syncs come after.
+func waitForSync(factory informers.SharedInformerFactory, handlers ...func() bool) {
 	closed := make(chan struct{})
 	close(closed)
 	for {
 		synced := true
 		for _, ok := range factory.WaitForCacheSync(closed) {
 			synced = synced && ok
+		}
+		for _, ok := range handlers {
+			synced = synced && ok()
 		}
 		if synced {
 			return

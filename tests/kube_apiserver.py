@@ -223,10 +223,14 @@ class ApiServer:
 
 
 PLURALS = {"Node": "nodes", "Pod": "pods", "Namespace": "namespaces", "PriorityClass": "priorityclasses",
-           "Service": "services", "ReplicaSet": "replicasets", "PodDisruptionBudget": "poddisruptionbudgets"}
+           "Service": "services", "ReplicaSet": "replicasets", "PodDisruptionBudget": "poddisruptionbudgets",
+           "DeviceClass": "deviceclasses", "ResourceSlice": "resourceslices", "ResourceClaim": "resourceclaims",
+           "ResourceClaimTemplate": "resourceclaimtemplates"}
 GROUPS = {"PriorityClass": "/apis/scheduling.k8s.io/v1", "ReplicaSet": "/apis/apps/v1",
-          "PodDisruptionBudget": "/apis/policy/v1"}
-CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass"}
+          "PodDisruptionBudget": "/apis/policy/v1",
+          **dict.fromkeys(("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate"),
+                          "/apis/resource.k8s.io/v1")}
+CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "DeviceClass", "ResourceSlice"}
 
 
 def collection(obj: dict) -> str:

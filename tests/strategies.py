@@ -377,22 +377,30 @@ def structure(raw: dict):
 
 @attrs.frozen
 class Cluster:
-    """Nodes and the pods bound to them, as API dicts (copy before changing them)."""
+    """Nodes and the pods bound to them, and any other objects (the DRA kinds, Namespaces), as
+    API dicts (copy before changing them)."""
     nodes: tuple
     pods: tuple
+    others: tuple = ()
 
     @property
     def node_names(self) -> list[str]:
         return [n["metadata"]["name"] for n in self.nodes]
 
+    @property
+    def raw(self) -> list:
+        """Every object, as the dump lists them."""
+        return [*self.nodes, *self.pods, *self.others]
+
     def objects(self) -> list:
-        return [structure(o) for o in (*self.nodes, *self.pods)]
+        return [structure(o) for o in self.raw]
 
     def state(self) -> ClusterState:
         return ClusterState.build(self.objects())
 
     def evolve(self, nodes=None, pods=None) -> "Cluster":
-        return Cluster(tuple(self.nodes if nodes is None else nodes), tuple(self.pods if pods is None else pods))
+        return Cluster(tuple(self.nodes if nodes is None else nodes), tuple(self.pods if pods is None else pods),
+                       self.others)
 
 
 def _renamed(node: dict, name: str) -> dict:
@@ -874,3 +882,299 @@ def team_policies(draw) -> str:
             f"filter team {{\n" + "".join(line + "\n" for line in lets) + "\n".join(rejects) + "\n}\n\n"
             f"score team {{\n    let s0 = {draw(typed_expr('int', 3))}\n    value {value}\n{normalize}}}\n\n"
             f"profile team {{\n    use Team weight {draw(st.integers(1, 3))}\n{uses}}}\n")
+
+
+# ---- Dynamic Resource Allocation (resource.k8s.io/v1) ------------------------------------------
+#
+# A few drivers whose devices all carry the same attributes (model, index, ecc, driverVersion)
+# and capacity (memory), so that selectors written against `device.driver`'s own domain never
+# meet a missing key; DeviceClasses with one selector each (driver ==, an attribute ==, a
+# capacity compareTo, a version comparison) and one class that reads the gpu domain on every
+# device, so a CEL runtime error ("no such key") is reached now and then. ResourceSlices are
+# per node (spec.nodeName; now and then a pool in two slices, or an incomplete one), and
+# sometimes per zone (nodeSelector) or for every node (allNodes).
+# Claims: ExactCount 1-3 or All, adminAccess (only in ADMIN_NAMESPACE, which the API server's
+# admission requires to carry ADMIN_LABEL), firstAvailable, matchAttribute constraints. Bound
+# pods hold allocated claims (allocation picked from their node's free devices, reservedFor
+# naming them); pending pods reference claims by name, share them, or use a template whose claim
+# the resourceclaim controller has made (pod.status.resourceClaimStatuses and the claim owned by
+# the pod). Every pod carries a uid: reservedFor and a claim's owner name pods by uid.
+
+DRA_DRIVERS = ("gpu.example.com", "nic.example.com")
+DRA_MODELS = ("a100", "h100", "cx7")
+DRA_VERSIONS = ("1.2.0", "1.10.0", "2.0.1")
+ADMIN_NAMESPACE = "ml"
+ADMIN_LABEL = "resource.kubernetes.io/admin-access"   # pkg/apis/resource: DRAAdminNamespaceLabelKey
+
+# (name, CEL selector or None): one DeviceClass each.
+DEVICE_CLASSES = (
+    ("gpu", 'device.driver == "gpu.example.com"'),
+    ("nic", 'device.driver == "nic.example.com"'),
+    ("any-device", None),
+    ("a100", 'device.driver == "gpu.example.com" && device.attributes["gpu.example.com"].model == "a100"'),
+    ("big-memory", 'device.capacity[device.driver].memory.compareTo(quantity("64Gi")) >= 0'),
+    ("new-driver", 'device.attributes[device.driver].driverVersion.isGreaterThan(semver("1.5.0"))'),
+    ("ecc-gpu", 'device.attributes["gpu.example.com"].ecc'),   # no such key on a nic
+)
+# A request's own selectors (on top of its class's).
+REQUEST_SELECTORS = (
+    "device.attributes[device.driver].index < 2",
+    "device.attributes[device.driver].ecc",
+    'device.attributes[device.driver].model != "h100"',
+    'device.capacity[device.driver].memory.compareTo(quantity("40Gi")) <= 0',
+)
+MATCH_ATTRIBUTES = ("gpu.example.com/model", "gpu.example.com/ecc", "nic.example.com/model")
+
+
+def _short(driver: str) -> str:
+    return driver.split(".")[0]
+
+
+@st.composite
+def devices(draw, driver: str, count: int) -> list:
+    """``count`` devices of one driver, with every attribute kind (int, bool, string, version)
+    and a capacity."""
+    out = []
+    model = draw(st.sampled_from(DRA_MODELS))   # mostly one model per slice, as a machine has
+    for i in range(count):
+        out.append({
+            "name": f"{_short(driver)}-{i}",
+            "attributes": {
+                "model": {"string": draw(st.sampled_from(DRA_MODELS)) if maybe(draw, 1, 4) else model},
+                "index": {"int": i},
+                "ecc": {"bool": draw(st.booleans())},
+                "driverVersion": {"version": draw(st.sampled_from(DRA_VERSIONS))},
+            },
+            "capacity": {"memory": {"value": draw(st.sampled_from(["16Gi", "40Gi", "80Gi"]))}},
+        })
+    return out
+
+
+def _slice(name: str, driver: str, pool: str, devs: list, **where) -> dict:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
+            "spec": {"driver": driver, "pool": {"name": pool, "generation": 1, "resourceSliceCount": 1},
+                     **where, "devices": devs}}
+
+
+def _claim(name: str, namespace: str, requests: list, constraints: list = (), **meta) -> dict:
+    devices_spec = {"requests": requests}
+    if constraints:
+        devices_spec["constraints"] = list(constraints)
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": name, "namespace": namespace, **meta}, "spec": {"devices": devices_spec}}
+
+
+def pod_uid(pod: dict) -> str:
+    return f"uid-{pod['metadata']['namespace']}-{pod['metadata']['name']}"
+
+
+@st.composite
+def _exact(draw, classes: tuple, admin: bool) -> dict:
+    """An ExactDeviceRequest (the part after the name): a class, ExactCount (count 1-3, often
+    left to its default of 1) or All, sometimes a selector, and adminAccess where allowed."""
+    # Mostly the first class; rarely one that does not exist.
+    req = {"deviceClassName": "absent-class" if maybe(draw, 1, 25)
+           else draw(st.sampled_from([classes[0]] * len(classes) + list(classes)))}
+    if maybe(draw, 1, 6):
+        req["allocationMode"] = "All"
+    else:
+        if maybe(draw, 1, 4):
+            req["allocationMode"] = "ExactCount"
+        if maybe(draw, 1, 2):
+            req["count"] = draw(st.sampled_from([1, 1, 2, 3]))
+    if maybe(draw, 1, 6):
+        req["selectors"] = [{"cel": {"expression": draw(st.sampled_from(REQUEST_SELECTORS))}}]
+    if admin and maybe(draw, 1, 5):
+        req["adminAccess"] = True
+    return req
+
+
+@st.composite
+def device_requests(draw, classes: tuple, admin: bool) -> tuple[list, list]:
+    """A claim's requests (1-2; each exactly, or firstAvailable with 1-3 subrequests) and
+    sometimes a matchAttribute constraint over some or all of them."""
+    requests = []
+    for i in range(1 + maybe(draw, 1, 4)):
+        if maybe(draw, 1, 3):
+            subs = [{"name": f"s{j}", **draw(_exact(classes, admin=False))} for j in range(draw(st.integers(1, 3)))]
+            requests.append({"name": f"r{i}", "firstAvailable": subs})
+        else:
+            requests.append({"name": f"r{i}", "exactly": draw(_exact(classes, admin))})
+    constraints = []
+    if maybe(draw, 1, 5):
+        constraint = {"matchAttribute": draw(st.sampled_from(MATCH_ATTRIBUTES))}
+        if len(requests) > 1 and draw(st.booleans()):
+            constraint["requests"] = [requests[0]["name"]]
+        constraints.append(constraint)
+    return requests, constraints
+
+
+@attrs.frozen
+class DraScenario:
+    """A cluster with DRA objects (``cluster.others``) and the pending pods that use them."""
+    cluster: "Cluster"
+    pods: tuple
+
+
+@st.composite
+def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: int = 4,
+                  one_pool_per_node: bool = False, orphans: bool = True) -> DraScenario:
+    """Nodes (as :func:`clusters` draws them, without inter-pod terms), DeviceClasses,
+    ResourceSlices, the Namespaces (the admin one labelled), bound pods holding allocated
+    claims, and pending pods with 1-3 claims each.
+
+    ``one_pool_per_node``: every node reaches at most one pool (its own, of one driver), so the
+    order in which the allocator visits pools, which upstream leaves to a Go map, cannot
+    matter (see test_oracle_dra.py). ``orphans``: some allocated claims are left by their pod
+    (reservedFor empty, as once the pod is gone), which DynamicResources' PostFilter deallocates
+    when a pod that shares one cannot be scheduled."""
+    base = draw(clusters(min_nodes=1, max_nodes=max_nodes, max_pods=4, affinity=False))
+    plain = []
+    for node in base.nodes:
+        if maybe(draw, 2, 3):
+            # Mostly a plain machine (no taints, room for pods), for DynamicResources to judge.
+            node = copy.deepcopy(node)
+            node["spec"] = {}
+            node["status"]["allocatable"] = {"cpu": "8", "memory": "16Gi", "pods": "110"}
+            node["status"]["capacity"] = dict(node["status"]["allocatable"])
+        plain.append(node)
+    base = base.evolve(nodes=plain)
+    names = base.node_names
+    # "any-device" too: the allocated claims of bound pods name it.
+    optional = [c for c, _ in DEVICE_CLASSES if c not in ("gpu", "any-device")]
+    classes = ["gpu", "any-device", *draw(st.lists(st.sampled_from(optional), max_size=3, unique=True))]
+    selector_of = dict(DEVICE_CLASSES)
+    others: list = [
+        {"apiVersion": "v1", "kind": "Namespace",
+         "metadata": {"name": ns, "labels": {ADMIN_LABEL: "true"} if ns == ADMIN_NAMESPACE else {}}}
+        for ns in NAMESPACES]
+    for name in classes:
+        spec = {"selectors": [{"cel": {"expression": selector_of[name]}}]} if selector_of[name] else {}
+        others.append({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name},
+                       "spec": spec})
+
+    # Slices: per node and driver; sometimes a zone's (nodeSelector) or everyone's (allNodes).
+    free: dict[str, list] = {}      # node → [(driver, pool, device)] not yet allocated
+    for node in names:
+        free[node] = []
+        if one_pool_per_node:
+            drivers = [draw(st.sampled_from(DRA_DRIVERS[:1] * 3 + DRA_DRIVERS[1:]))] if maybe(draw, 3, 4) else []
+        else:
+            drivers = [d for d in DRA_DRIVERS if (maybe(draw, 3, 4) if d == DRA_DRIVERS[0] else maybe(draw, 1, 3))]
+        for driver in drivers:
+            pool = f"{node}-{_short(driver)}"
+            devs = draw(devices(driver, draw(st.integers(1, 4))))
+            if not one_pool_per_node and len(devs) > 1 and maybe(draw, 1, 5):
+                # A pool in two slices; now and then it says three (one not published yet):
+                # an incomplete pool, whose devices are never allocated.
+                count = 3 if maybe(draw, 1, 3) else 2
+                for part, share in (("a", devs[:1]), ("b", devs[1:])):
+                    piece = _slice(f"{pool}-{part}", driver, pool, share, nodeName=node)
+                    piece["spec"]["pool"]["resourceSliceCount"] = count
+                    others.append(piece)
+            else:
+                others.append(_slice(pool, driver, pool, devs, nodeName=node))
+            free[node] += [(driver, pool, d["name"]) for d in devs]
+    if not one_pool_per_node and maybe(draw, 1, 4):
+        zone = draw(st.sampled_from(ZONES))
+        others.append(_slice(f"{zone}-nic", DRA_DRIVERS[1], f"{zone}-nic", draw(devices(DRA_DRIVERS[1], 2)),
+                             nodeSelector={"nodeSelectorTerms": [{"matchExpressions": [
+                                 {"key": ZONE_KEY, "operator": "In", "values": [zone]}]}]}))
+    fabric: list = []   # [(driver, pool, device)] of the devices every node reaches, not allocated
+    if not one_pool_per_node and maybe(draw, 1, 4):
+        devs = draw(devices(DRA_DRIVERS[0], 2))
+        others.append(_slice("fabric", DRA_DRIVERS[0], "fabric", devs, allNodes=True))
+        fabric = [(DRA_DRIVERS[0], "fabric", d["name"]) for d in devs]
+
+    # Bound pods: some hold a claim allocated from their node's free devices, or from the
+    # devices every node reaches (an allocation without a node selector: a pod that shares it
+    # may go anywhere).
+    bound = []
+    for i, pod in enumerate(base.pods):
+        pod = copy.deepcopy(pod)
+        if maybe(draw, 2, 3):
+            pod["metadata"]["namespace"] = "default"   # mostly one namespace, so claims are shared
+        pod["metadata"]["uid"] = pod_uid(pod)
+        node = pod["spec"]["nodeName"]
+        wide = bool(fabric) and maybe(draw, 1, 3)
+        source = fabric if wide else free[node]
+        if source and pod["status"]["phase"] == "Running" and maybe(draw, 1, 2):
+            count = draw(st.integers(1, min(2, len(source))))
+            taken = source[:count]
+            del source[:count]
+            claim = _claim(f"held-{i}", pod["metadata"]["namespace"],
+                           [{"name": "r0", "exactly": {"deviceClassName": "any-device", "count": count}}],
+                           finalizers=["resource.kubernetes.io/delete-protection"])
+            allocation = {"devices": {"results": [{"request": "r0", "driver": d, "pool": p, "device": dev}
+                                                  for d, p, dev in taken]}}
+            if not wide:
+                allocation["nodeSelector"] = {"nodeSelectorTerms": [{"matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": [node]}]}]}
+            claim["status"] = {
+                "allocation": allocation,
+                "reservedFor": [{"resource": "pods", "name": pod["metadata"]["name"], "uid": pod_uid(pod)}]}
+            others.append(claim)
+            if orphans and maybe(draw, 1, 4):
+                del claim["status"]["reservedFor"]   # its pod is gone; the allocation stays
+            else:
+                pod["spec"]["resourceClaims"] = [{"name": "held", "resourceClaimName": claim["metadata"]["name"]}]
+        bound.append(pod)
+
+    # Pending pods: each claim new, shared with an earlier pod (or a bound one), from a template
+    # (the claim made for the pod already, or not yet), or now and then missing.
+    claims = [o for o in others if o["kind"] == "ResourceClaim"]
+    pending = []
+    for i in range(draw(st.integers(min_pending, max_pending))):
+        pod = draw(pods(f"pending-{i}", (), affinity=False))
+        pod["spec"].pop("nodeName", None)
+        if maybe(draw, 2, 3):
+            # Mostly a plain pod, so that the earlier filters leave DynamicResources nodes to judge.
+            pod["spec"] = {"containers": [{"name": "c0", "image": draw(st.sampled_from(IMAGES)),
+                                           "resources": {"requests": {"cpu": "100m"}}}]}
+        if maybe(draw, 2, 3):
+            pod["metadata"]["namespace"] = "default"
+        pod["metadata"]["uid"] = pod_uid(pod)
+        ns = pod["metadata"]["namespace"]
+        refs = []
+        for j in range(1 + maybe(draw, 1, 4) + maybe(draw, 1, 8)):
+            rc = f"rc{j}"
+            kind = draw(st.sampled_from(["new"] * 6 + ["shared"] * 3 + ["template"] * 2 + ["fresh", "missing"]))
+            ours = [c for c in claims if c["metadata"]["namespace"] == ns
+                    and c["metadata"]["name"] not in {r.get("resourceClaimName") for r in refs}
+                    and not c["metadata"].get("ownerReferences")]
+            if kind == "shared" and ours:
+                held = [c for c in ours if "status" in c]
+                pick = held if held and draw(st.booleans()) else ours   # half the time one in use
+                refs.append({"name": rc, "resourceClaimName": draw(st.sampled_from(pick))["metadata"]["name"]})
+                continue
+            if kind == "missing":
+                refs.append({"name": rc, "resourceClaimName": f"absent-{i}-{j}"})
+                continue
+            requests, constraints = draw(device_requests(tuple(classes), admin=ns == ADMIN_NAMESPACE))
+            if kind in ("template", "fresh"):
+                template = f"tmpl-{i}-{j}"
+                others.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                               "metadata": {"name": template, "namespace": ns},
+                               "spec": {"spec": _claim("", ns, requests, constraints)["spec"]}})
+            if kind == "fresh":
+                # Its claim not made yet: eval and simulate make it first, as the resourceclaim
+                # controller would.
+                refs.append({"name": rc, "resourceClaimTemplateName": template})
+                continue
+            if kind == "template":
+                made = f"pending-{i}-{rc}-x7k2q"   # the controller's generated name
+                claim = _claim(made, ns, requests, constraints,
+                               annotations={"resource.kubernetes.io/pod-claim-name": rc},
+                               ownerReferences=[{"apiVersion": "v1", "kind": "Pod", "name": pod["metadata"]["name"],
+                                                 "uid": pod_uid(pod), "controller": True,
+                                                 "blockOwnerDeletion": True}])
+                refs.append({"name": rc, "resourceClaimTemplateName": template})
+                pod["status"].setdefault("resourceClaimStatuses", []).append({"name": rc, "resourceClaimName": made})
+            else:
+                claim = _claim(f"claim-{i}-{j}", ns, requests, constraints)
+                refs.append({"name": rc, "resourceClaimName": claim["metadata"]["name"]})
+            others.append(claim)
+            claims.append(claim)
+        pod["spec"]["resourceClaims"] = refs
+        pending.append(pod)
+    return DraScenario(Cluster(base.nodes, tuple(bound), tuple(others)), tuple(pending))
