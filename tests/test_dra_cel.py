@@ -220,6 +220,8 @@ LANGUAGE = [
     ("an error on the left of && is absorbed by false", 'device.attributes["d"].x && false', False),
     ("integer overflow is an error", "9223372036854775807 + 1 > 0", ("eval", "integer overflow")),
     ("division by zero is an error", "1 / 0 == 1", ("eval", "division by zero")),
+    # (as cel-go answers, checked by tests/test_dra_cel_oracle.py's binary)
+    ("a key no map can hold is in none", 'device in {} || {"a": 1} in {}', False),
     ("int division truncates toward zero", "-7 / 2 == -3 && -7 % 2 == -1", True),
     ("values of different types are unequal at runtime", "dyn(1) == dyn('1')", False),
     ("numbers compare across int and double at runtime", "dyn(1) == dyn(1.0)", True),

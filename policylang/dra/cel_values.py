@@ -310,7 +310,10 @@ def _find(m: Mapping, key: Any) -> Any:
     if type(key) is str:
         return m.get(key, _MISSING)
     if isinstance(key, bool) or not isinstance(key, (int, float)):
-        return m.get(key, _MISSING)
+        try:
+            return m.get(key, _MISSING)
+        except TypeError:   # a map or a device as the key: in no map (cel-go: `device in {}` is false)
+            return _MISSING
     if isinstance(key, float):
         if not key.is_integer():
             return _MISSING
