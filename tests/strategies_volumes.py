@@ -119,6 +119,9 @@ def claims(draw, name: str, node_names: tuple) -> dict:
     cls = draw(st.sampled_from([*CLASSES, *CLASSES, "", None, "gone"]))
     if cls is not None:
         spec["storageClassName"] = cls
+    if S.maybe(draw, 1, 6):     # a label selector over the volumes' (zone) labels
+        spec["selector"] = {"matchExpressions": [{"key": S.ZONE_KEY, "operator": draw(
+            st.sampled_from(["Exists", "DoesNotExist"]))}]}
     metadata = {"name": name, "namespace": NAMESPACE}
     if node_names and S.maybe(draw, 1, 8):
         metadata["annotations"] = {SELECTED_NODE: draw(st.sampled_from(node_names))}
@@ -158,15 +161,35 @@ def csi_nodes(draw, node: str) -> dict:
             "spec": {"drivers": spec_drivers}}
 
 
-def csi_driver(name: str, attach_required: bool) -> dict:
+@st.composite
+def csi_drivers(draw, name: str) -> dict:
+    """A CSIDriver: whether it needs attaching, and whether it publishes storage capacity (then
+    VolumeBinding provisions a claim of its classes only where a CSIStorageCapacity has room)."""
     return {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": name},
-            "spec": {"attachRequired": attach_required}}
+            "spec": {"attachRequired": draw(st.booleans()), "storageCapacity": S.maybe(draw, 1, 2)}}
+
+
+@st.composite
+def storage_capacities(draw, name: str, node_names: tuple) -> dict:
+    """A CSIStorageCapacity of one class, for the nodes of a zone or one node (or all nodes,
+    no topology), with its capacity and sometimes a maximum volume size."""
+    cap = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+           "metadata": {"name": name, "namespace": NAMESPACE}, "storageClassName": draw(st.sampled_from(CLASSES)),
+           "capacity": draw(st.sampled_from(["500Mi", *SIZES]))}
+    topology = draw(st.sampled_from(["zone", "host", "none"]))
+    if topology == "zone":
+        cap["nodeTopology"] = {"matchLabels": {S.ZONE_KEY: draw(st.sampled_from(S.ZONES))}}
+    elif topology == "host" and node_names:
+        cap["nodeTopology"] = {"matchLabels": {S.HOSTNAME_KEY: draw(st.sampled_from(node_names))}}
+    if S.maybe(draw, 1, 4):
+        cap["maximumVolumeSize"] = draw(st.sampled_from(SIZES[:2]))
+    return cap
 
 
 @st.composite
 def storage(draw, node_names: tuple) -> list:
-    """Classes, volumes and claims, CSINodes for some nodes, and CSIDrivers for some drivers:
-    the cluster's storage objects. Most claims of an Immediate class (or of none) are bound, to a
+    """Classes, volumes and claims, CSINodes for some nodes, CSIDrivers for some drivers, storage
+    capacities and attachments: the cluster's storage objects. Most claims of an Immediate class (or of none) are bound, to a
     volume made for them (an unbound one stops the pod in PreFilter, so no node is looked at);
     claims of a WaitForFirstConsumer class are mostly left for the scheduler to bind."""
     classes = [draw(storage_classes(name, delayed=name == EPHEMERAL_CLASS)) for name in CLASSES]
@@ -184,12 +207,18 @@ def storage(draw, node_names: tuple) -> list:
                 volume["spec"]["storageClassName"] = cls
             claim, volume = bind(claim, volume)
             volumes.append(volume)
+        elif S.maybe(draw, 1, 6):    # a volume pre-bound to the claim (claimRef), the claim still unbound
+            volume = draw(persistent_volumes(f"pv-for-{i}", node_names))
+            volume["spec"]["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": NAMESPACE,
+                                          "name": claim["metadata"]["name"]}
+            volumes.append(volume)
         pvcs.append(claim)
     nodes = [draw(csi_nodes(n)) for n in node_names if S.maybe(draw, 3, 4)]
-    drivers = [csi_driver(d, draw(st.booleans())) for d in (CSI_DRIVER, EBS_DRIVER) if S.maybe(draw, 1, 2)]
+    drivers = [draw(csi_drivers(d)) for d in (CSI_DRIVER, EBS_DRIVER) if S.maybe(draw, 1, 2)]
+    capacities = [draw(storage_capacities(f"cap-{i}", node_names)) for i in range(draw(st.integers(0, 2)))]
     attachments = [volume_attachment(v, draw(st.sampled_from(node_names))) for v in volumes
                    if "csi" in v["spec"] and node_names and S.maybe(draw, 1, 4)]
-    return [*classes, *volumes, *pvcs, *nodes, *drivers, *attachments]
+    return [*classes, *volumes, *pvcs, *nodes, *drivers, *capacities, *attachments]
 
 
 def volume_attachment(volume: dict, node: str) -> dict:
