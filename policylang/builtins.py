@@ -373,7 +373,8 @@ def _workload(state, kind, namespace, name):
 
 
 @builtin("nodes_with_image", [STRING], list_of(record("Node")),
-         "The Nodes, in name order, holding an image known by this name (one of status.images[].names): "
+         "The Nodes holding an image known by this name (one of status.images[].names), in the order they "
+         "reached the cluster (the dump's; the first gave the cache the image's size): "
          "the scheduler snapshot's image states.", reads="cluster")
 def _nodes_with_image(state, name):
     return state.nodes_with_image(name)
