@@ -145,7 +145,9 @@ def bind(claim: dict, volume: dict) -> tuple:
 @st.composite
 def csi_nodes(draw, node: str) -> dict:
     """A node's CSINode: some of the drivers with an attach limit (or none), and sometimes the
-    in-tree plugins migrated on the node (whose volumes then count against the CSI driver's limit)."""
+    in-tree plugins it lists as migrated (VolumeBinding then checks their bound volumes as CSI
+    translates them; NodeVolumeLimits counts AWS EBS and GCE PD volumes against their CSI
+    driver's limit on any node with a CSINode, annotation or not)."""
     drivers = [d for d in (CSI_DRIVER, EBS_DRIVER, PD_DRIVER) if S.maybe(draw, 2, 3)]
     spec_drivers = []
     for d in drivers:

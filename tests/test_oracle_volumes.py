@@ -3,8 +3,8 @@ v1.35's framework (the oracle, oracle/) on clusters with storage (tests/strategi
 VolumeBinding (claims bound, bindable or to provision; Immediate and WaitForFirstConsumer
 classes; volumes' node affinity), VolumeRestrictions (one disk or ReadWriteOncePod claim, two
 pods), VolumeZone (volumes' zone labels) and NodeVolumeLimits (CSINode attach limits, with
-in-tree volumes counted against their CSI driver's limit where the CSINode says the plugin is
-migrated).
+in-tree volumes counted against their CSI driver's), and the CSI migration of bound in-tree
+volumes on nodes whose CSINode lists the plugin as migrated.
 
 A single cycle compares everything :func:`kube_oracle.comparable` keeps; a batch places pods one
 after another, VolumeBinding's Reserve assuming each pod's bindings before the next pod.
