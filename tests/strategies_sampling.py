@@ -57,8 +57,8 @@ def _placed(pool: dict, name: str, zone: dict) -> dict:
 @st.composite
 def sampled_clusters(draw, min_nodes: int = 90, max_nodes: int = 300, max_pods: int = 3) -> S.Cluster:
     """A cluster of ``min_nodes``..``max_nodes`` nodes (copies of a roomy node and of one to
-    three drawn pools, so that most pods fit many of them, more than the search wants), in a shuffled arrival order over one to
-    four zone keys, and a few pods bound to them."""
+    three drawn pools, so that most pods fit many of them, more than the search wants), in a
+    shuffled arrival order over one to four zone keys, and a few pods bound to them."""
     count = draw(st.integers(min_nodes, max_nodes))
     pools = [ROOMY, *draw(st.lists(S.nodes("pool"), min_size=1, max_size=3))]
     zones = draw(st.lists(st.sampled_from(range(len(ZONE_LABELS))), min_size=1, max_size=4, unique=True))

@@ -191,9 +191,10 @@ def storage_capacities(draw, name: str, node_names: tuple) -> dict:
 @st.composite
 def storage(draw, node_names: tuple) -> list:
     """Classes, volumes and claims, CSINodes for some nodes, CSIDrivers for some drivers, storage
-    capacities and attachments: the cluster's storage objects. Most claims of an Immediate class (or of none) are bound, to a
-    volume made for them (an unbound one stops the pod in PreFilter, so no node is looked at);
-    claims of a WaitForFirstConsumer class are mostly left for the scheduler to bind."""
+    capacities and attachments: the cluster's storage objects. Most claims of an Immediate
+    class (or of none) are bound, to a volume made for them (an unbound one stops the pod in
+    PreFilter, so no node is looked at); claims of a WaitForFirstConsumer class are mostly left
+    for the scheduler to bind."""
     classes = [draw(storage_classes(name, delayed=name == EPHEMERAL_CLASS)) for name in CLASSES]
     delayed = {c["metadata"]["name"] for c in classes if c.get("volumeBindingMode") == "WaitForFirstConsumer"}
     volumes = [draw(persistent_volumes(f"pv-{i}", node_names)) for i in range(draw(st.integers(0, 3)))]
