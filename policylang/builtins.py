@@ -406,7 +406,8 @@ def _workload(state, kind, namespace, name):
 
 
 @builtin("nodes_with_image", [STRING], list_of(record("Node")),
-         "The Nodes, in name order, holding an image known by this name (one of status.images[].names): "
+         "The Nodes holding an image known by this name (one of status.images[].names), in the order they "
+         "reached the cluster (the dump's; the first gave the cache the image's size): "
          "the scheduler snapshot's image states.", reads="cluster")
 def _nodes_with_image(state, name):
     return state.nodes_with_image(name)
@@ -585,6 +586,53 @@ def _volume_node_affinity_matches(pv, node):
         return True
     labels_only = model.Node(metadata=model.ObjectMeta(labels=dict(node.metadata.labels) if node else {}))
     return node_selector_matches(pv.spec.node_affinity.required, labels_only)
+
+
+# csi-translation-lib plugins/in_tree_volume.go: the zone and region label keys.
+_GA_ZONE, _GA_REGION = "topology.kubernetes.io/zone", "topology.kubernetes.io/region"
+_BETA_ZONE, _BETA_REGION = "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region"
+
+
+@builtin("csi_translated_topology", [record("PersistentVolume"), STRING], record("PersistentVolume"),
+         "csi-translation-lib's translateTopologyFromInTreeToCSI: the in-tree PersistentVolume with its node "
+         "affinity on the zone label (GA, else beta; else the volume's zone label) moved to the CSI driver's "
+         "topology key, or, with no zone in its affinity, a `key In zones` requirement from its zone label "
+         "added to every term; the beta region key becomes the GA one. An empty zone label is an error.")
+def _csi_translated_topology(pv, key):
+    if pv is None:
+        return None
+    affinity = pv.spec.node_affinity
+    terms = affinity.required.node_selector_terms if affinity and affinity.required else ()
+
+    def has(k):
+        return any(r.key == k for t in terms for r in t.match_expressions)
+
+    def values(k):     # getTopologyValues
+        return {v for t in terms for r in t.match_expressions if r.key == k for v in r.values}
+
+    def renamed(old, new):
+        return tuple(attrs.evolve(t, match_expressions=tuple(attrs.evolve(r, key=new) if r.key == old else r
+                                                             for r in t.match_expressions)) for t in terms)
+    labels = pv.metadata.labels
+    # getTopologyLabel: the affinity's GA zone key, its beta one, the volume's GA zone label, its beta one.
+    beta = not has(_GA_ZONE) and (has(_BETA_ZONE) or (_GA_ZONE not in labels and _BETA_ZONE in labels))
+    zone, region = (_BETA_ZONE, _BETA_REGION) if beta else (_GA_ZONE, _GA_REGION)
+    if values(zone):
+        terms = renamed(zone, key)
+    elif zone in labels:
+        zones = sorted({z.strip() for z in labels[zone].split("__") if z.strip()})
+        if not zones:
+            raise EvalError("failed to translate topology: there are no valid zones to add to pv")
+        requirement = model.NodeSelectorRequirement(key=key, operator="In", values=tuple(zones))
+        terms = tuple(attrs.evolve(t, match_expressions=(*t.match_expressions, requirement))
+                      for t in terms or (model.NodeSelectorTerm(),))
+    if region == _BETA_REGION and values(_BETA_REGION):
+        terms = renamed(_BETA_REGION, _GA_REGION)
+    if not terms:
+        return pv
+    required = attrs.evolve(affinity.required, node_selector_terms=terms) if affinity and affinity.required \
+        else model.NodeSelector(node_selector_terms=terms)
+    return attrs.evolve(pv, spec=attrs.evolve(pv.spec, node_affinity=model.VolumeNodeAffinity(required=required)))
 
 
 @builtin("topology_terms_match", [list_of(record("TopologySelectorTerm")), map_of(STRING, STRING)], BOOL,

@@ -172,8 +172,9 @@ def test_node_tree_interleaves_zones_and_sampling_rotates(tmp_path):
 
 def test_sampling_stops_at_the_wanted_feasible_node_on_both_executors(tmp_path):
     """Filtering in chunks, the vector executor still stops where the node-by-node search
-    does: right after the 100th feasible node, the cordoned nodes before it rejected and
-    those after it not visited; the next search starts after them."""
+    does: at the first feasible node past the 100th (findNodesThatPassFilters cancels only when
+    the count exceeds numNodesToFind, schedule_one.go), the cordoned nodes before it rejected,
+    that node and those after it not visited; the next search starts at it."""
     from policylang.cluster.load import structure_object
     from policylang.run.schedule import Sampling
     items = [node(f"n-{i:03d}") for i in range(180)]
@@ -192,8 +193,8 @@ def test_sampling_stops_at_the_wanted_feasible_node_on_both_executors(tmp_path):
     assert outcomes[0] == outcomes[1]
     selected, rejected, fits, next_start = outcomes[1]
     assert len(fits) == 100 and fits[-1] == "n-149"       # 100 of every 3 nodes' 2 fit by n-149
-    assert rejected == [f"n-{i:03d}" for i in range(0, 150, 3)]
-    assert next_start == 150
+    assert rejected == [f"n-{i:03d}" for i in range(0, 151, 3)]     # n-150 too, before n-151 fits
+    assert next_start == 151
 
 
 @pytest.mark.parametrize("cordoned, learned", [

@@ -150,7 +150,8 @@ class Sampling:
         share = fits / visited if visited else self.fit_share.get(_kind_of(pod), DEFAULT_FIT_SHARE)
         if share <= 0:
             return 1 << 62      # nothing fits so far: the rest at once
-        return max(math.ceil((self.wanted - fits) * CHUNK_MARGIN / share), MIN_FEASIBLE_NODES_TO_FIND)
+        # The search ends at the feasible node after the last one wanted (see schedule).
+        return max(math.ceil((self.wanted + 1 - fits) * CHUNK_MARGIN / share), MIN_FEASIBLE_NODES_TO_FIND)
 
     def learn(self, pod: Pod, fits: int, visited: int) -> None:
         if visited:
@@ -234,11 +235,15 @@ def schedule(exe: Executable, state: ClusterState, pod: Pod, *, rng: "random.Ran
             for part, found, passed, part_positions in exe.backend.filter_in_order(exe, state, pod, pre, order,
                                                                                    sampling):
                 fit = np.flatnonzero(passed)
-                enough = sampling is not None and len(feasible) + len(fit) >= sampling.wanted
-                if enough:      # the search stops at the feasible node it wanted last
+                # The search stops at the first feasible node past those it wanted: with one
+                # worker, findNodesThatPassFilters (schedule_one.go) cancels only when the count
+                # exceeds numNodesToFind, so the nodes that fail after the last one wanted are
+                # visited too (and counted into the next start index); that node is dropped.
+                enough = sampling is not None and len(feasible) + len(fit) > sampling.wanted
+                if enough:
+                    beyond = int(fit[sampling.wanted - len(feasible)])
                     fit = fit[:sampling.wanted - len(feasible)]
-                    last = int(fit[-1]) if len(fit) else -1
-                    part, found, passed = part[:last + 1], found[:last + 1], passed[:last + 1]
+                    part, found, passed = part[:beyond], found[:beyond], passed[:beyond]
                 feasible += map(part.__getitem__, fit.tolist())
                 rejected = np.flatnonzero(~passed).tolist()
                 if part_positions is not None:

@@ -19,7 +19,10 @@ class Images:
         pass
 
     def nodes_with_image(self, name: str) -> list:
-        """The nodes, in name order, holding an image known by this name."""
+        """The nodes holding an image known by this name, in the order they reached the
+        cluster (the dump's): the first of them gave the scheduler cache the image's size
+        (addNodeImageStates, pkg/scheduler/backend/cache/cache.go), which every node's
+        ImageLocality score then uses."""
         return self._holders.get(name, [])
 
     def holder_mask(self, name: str) -> np.ndarray:
@@ -33,7 +36,7 @@ class Images:
     @functools.cached_property
     def _holders(self) -> dict[str, list]:
         holders: dict[str, list] = {}
-        for node in self.state.nodes.values():
+        for node in self.state.nodes_as_arrived():
             for name in dict.fromkeys(name for image in node.status.images for name in image.names):
                 holders.setdefault(name, []).append(node)
         return holders
