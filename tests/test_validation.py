@@ -1,5 +1,5 @@
 """Cluster objects validated as the API server validates the fields the scheduler reads
-(policylang/cluster/validation.py, run by the loader): each bad object under
+(policylang/cluster/validation/, run by the loader): each bad object under
 tests/fixtures/errors/objects/ names the upstream case it models in its first comment, and the
 error (file, line:col, object, field, the API server's words) is pinned in the golden file
 beside it (`pytest --update-golden` rewrites them)."""

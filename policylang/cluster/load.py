@@ -50,7 +50,7 @@ KINDS: dict[str, type] = {
 
 def _make_converter(validate: bool) -> cattrs.Converter:
     """The loader's converter: strict about types, as the API's decoding is; with ``validate``,
-    every object is also checked as the API server validates it (cluster/validation.py), in the
+    every object is also checked as the API server validates it (cluster/validation/), in the
     same pass."""
     conv = cattrs.Converter(forbid_extra_keys=False)
 

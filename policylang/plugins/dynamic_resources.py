@@ -11,7 +11,7 @@ from __future__ import annotations
 import attrs
 
 from ..cluster.selectors import node_selector_matches
-from ..cluster.validation import RESERVED_FOR_MAX_SIZE
+from ..cluster.validation.resource import RESERVED_FOR_MAX_SIZE
 from ..plan import LetStep
 from ..run.framework import PostFilterOutcome
 from ..run.phases import base_env, run_filters, run_prefilter
