@@ -38,7 +38,7 @@ from policylang.simulate import simulate  # noqa: E402
 def naive_default(state, pod) -> str | None:
     """The reference: a direct Python loop over the nodes, no policy language: untolerated
     taints, required node affinity, cpu and memory fit, LeastAllocated."""
-    from policylang.builtins import node_selector_matches, tolerates
+    from policylang.cluster.selectors import node_selector_matches, tolerates
     from policylang.cluster.resources import pod_requests
 
     req = pod_requests(pod)

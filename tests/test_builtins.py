@@ -1,4 +1,4 @@
-"""Each builtin's declared traits (policylang/builtins.py: what it reads, whether it is cheap,
+"""Each builtin's declared traits (policylang/builtins/: what it reads, whether it is cheap,
 its vector form) agree with what the builtin does: an executor keeps a builtin's value per node
 on the strength of its declaration, so a declaration that says less than the builtin reads
 would leave stale values, and one that says more would make it slow."""

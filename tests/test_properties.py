@@ -25,7 +25,7 @@ import strategies as S
 from policylang import Executable, check, compile_all, load_plans, load_program, schedule, stdlib_dir
 from policylang import ast as A
 from policylang.ast import Module
-from policylang.builtins import tolerates
+from policylang.cluster.selectors import tolerates
 from policylang.cli import main
 from policylang.cluster.model import Taint
 from policylang.cluster.quantity import Quantity, format_quantity, parse_quantity

@@ -20,7 +20,7 @@ INFRASTRUCTURE_TAINTS = frozenset({
 
 
 def fix(state, pod, node, status):
-    from ..builtins import tolerates
+    from ..cluster.selectors import tolerates
     missing = [t for t in node.spec.taints if t.effect in ("NoSchedule", "NoExecute")
                and not any(tolerates(tol, t) for tol in pod.spec.tolerations)]
     if missing:
