@@ -1,6 +1,7 @@
 """The grammar (grammar.lark) as a Lark LALR parser, its keywords, and Lark's syntax errors as
-policylang diagnostics. Lark is used only here and in ast_builder.py, so no input text, however
-broken, produces a traceback."""
+policylang diagnostics, so no input text, however broken, produces a traceback; and
+``cached_lark``, the parser of a grammar with its tables kept in the cache, which the CEL
+selectors' parser (dra/cel.py) uses too."""
 
 from __future__ import annotations
 
@@ -19,19 +20,23 @@ _OPTIONS = dict(parser="lalr", start=["start", "expr"], propagate_positions=True
 
 @lru_cache(maxsize=None)
 def lalr() -> lark.Lark:
-    """The LALR parser of grammar.lark. Building its tables takes ~0.3 s, so they are kept in
-    the cache (policylang/cache.py) by the grammar's text and Lark's version; Lark's own
+    """The LALR parser of grammar.lark."""
+    return cached_lark(resources.files("policylang").joinpath("grammar.lark").read_text(), _OPTIONS)
+
+
+def cached_lark(grammar: str, options: dict) -> lark.Lark:
+    """A Lark parser of ``grammar``. Building LALR tables takes ~0.3 s, so they are kept in the
+    cache (policylang/cache.py) by the grammar's text, the options and Lark's version; Lark's own
     ``cache=`` option is not used because it writes non-atomically and unpickles whatever it
     finds, where our cache checks an entry before trusting it."""
-    grammar = resources.files("policylang").joinpath("grammar.lark").read_text()
-    key = cache.key("lark", grammar, lark.__version__, repr(sorted(_OPTIONS.items())))
+    key = cache.key("lark", grammar, lark.__version__, repr(sorted(options.items())))
 
     def tables() -> dict:
         import io
         import pickle
 
         out = io.BytesIO()
-        lark.Lark(grammar, **_OPTIONS).save(out)
+        lark.Lark(grammar, **options).save(out)
         return pickle.loads(out.getvalue())
 
     # Lark's saved form is plain dicts, lists, strings and numbers: no class may be named.
@@ -39,7 +44,8 @@ def lalr() -> lark.Lark:
     try:
         return lark.Lark.__new__(lark.Lark)._load(data)
     except Exception:  # noqa: BLE001 - tables that do not load are rebuilt, never trusted
-        return lark.Lark(grammar, **_OPTIONS)
+        return lark.Lark(grammar, **options)
+
 
 @lru_cache(maxsize=None)
 def keywords() -> tuple[str, ...]:

@@ -47,7 +47,7 @@ from functools import lru_cache
 import attrs
 import lark
 
-from policylang import cache
+from policylang.grammar import cached_lark
 from policylang.cluster.quantity import Quantity
 from policylang.dra.cel_values import (ANY, BOOL, CEL_SELECTOR_EXPRESSION_MAX_COST,
     CEL_SELECTOR_EXPRESSION_MAX_LENGTH, CompileError, DEVICE_FIELDS, EvalError, Fn,
@@ -97,21 +97,7 @@ def _parser() -> lark.Lark:
     if spec is None or not spec.submodule_search_locations:
         raise CompileError("CEL selectors need the cel-python package (pip install cel-python)")
     grammar = (Path(next(iter(spec.submodule_search_locations))) / "cel.lark").read_text() + _FLOAT_AS_CEL_SPEC
-    key = cache.key("cel-lark", grammar, lark.__version__, repr(sorted(_OPTIONS.items())))
-
-    def tables() -> dict:
-        import io
-        import pickle
-
-        out = io.BytesIO()
-        lark.Lark(grammar, **_OPTIONS).save(out)
-        return pickle.loads(out.getvalue())
-
-    data = cache.cached("lark", key, tables, dict, allow=cache.nothing)
-    try:
-        return lark.Lark.__new__(lark.Lark)._load(data)
-    except Exception:  # noqa: BLE001 - tables that do not load are rebuilt, never trusted
-        return lark.Lark(grammar, **_OPTIONS)
+    return cached_lark(grammar, _OPTIONS)
 
 
 def _render(expression: str, message: str, line: int, column: int) -> str:
