@@ -197,56 +197,38 @@ def _range(v: Any) -> tuple:
     raise EvalError("no such overload")
 
 
-def _all(r, items, var, fns, cost, from_map=False):
-    (pred,) = fns
-    error = None
-    for done, item in enumerate(items, 1):
-        r.charge(cost)
-        r.vars[var] = item
-        try:
-            v = pred(r)
-        except AbortError:
-            raise
-        except EvalError as err:
-            error = error or err
-            continue
-        if v is False:
-            if from_map:
-                # Go visits a map in random order: upstream may meet this element last, so
-                # the rest is charged, keeping the cost at least upstream's in any order.
-                r.charge(cost * (len(items) - done))
-            return False
-        if v is not True:
-            error = error or EvalError("no such overload")
-    if error:
-        raise error
-    return True
+def _quantified(decisive: bool):
+    """all() (decisive False) and exists() (decisive True): the first element whose predicate gives
+    ``decisive`` ends the loop with it; errors on other elements are raised only when none does, as
+    cel-go's macros absorb them."""
+    def loop(r, items, var, fns, cost, from_map=False):
+        (pred,) = fns
+        error = None
+        for done, item in enumerate(items, 1):
+            r.charge(cost)
+            r.vars[var] = item
+            try:
+                v = pred(r)
+            except AbortError:
+                raise
+            except EvalError as err:
+                error = error or err
+                continue
+            if v is decisive:
+                if from_map:
+                    # Go visits a map in random order: upstream may meet this element last, so
+                    # the rest is charged, keeping the cost at least upstream's in any order.
+                    r.charge(cost * (len(items) - done))
+                return decisive
+            if v is not (not decisive):
+                error = error or EvalError("no such overload")
+        if error:
+            raise error
+        return not decisive
+    return loop
 
 
-def _exists(r, items, var, fns, cost, from_map=False):
-    (pred,) = fns
-    error = None
-    for done, item in enumerate(items, 1):
-        r.charge(cost)
-        r.vars[var] = item
-        try:
-            v = pred(r)
-        except AbortError:
-            raise
-        except EvalError as err:
-            error = error or err
-            continue
-        if v is True:
-            if from_map:
-                # Go visits a map in random order: upstream may meet this element last, so
-                # the rest is charged, keeping the cost at least upstream's in any order.
-                r.charge(cost * (len(items) - done))
-            return True
-        if v is not False:
-            error = error or EvalError("no such overload")
-    if error:
-        raise error
-    return False
+_all, _exists = _quantified(False), _quantified(True)
 
 
 def _exists_one(r, items, var, fns, cost, from_map=False):
