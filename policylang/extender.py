@@ -163,21 +163,21 @@ class Extender:
             self._pods.popitem(last=False)
         return pod
 
-    def filter(self, state: ClusterState, body) -> Outcome:
-        args = go_struct(body, "ExtenderArgs")
-        if "Pod" not in args:
-            raise BadRequest("ExtenderArgs.Pod is required")
+    def _request(self, state: ClusterState, body):
+        """ExtenderArgs read: the pod, its candidate nodes, its profile and executable."""
+        args = _args(body, "ExtenderArgs")
         pod = self._pod(args["Pod"])
-        cands = self._nodes(state, args)
-        profile, exe = self._exe(pod)
+        return (pod, self._nodes(state, args), *self._exe(pod))
+
+    def filter(self, state: ClusterState, body) -> Outcome:
+        pod, cands, profile, exe = self._request(state, body)
         failed = dict.fromkeys(cands.unknown, NOT_IN_STATE)
         unresolvable: dict = {}
         rejected: dict = {}
         error, timed_out = "", False
         if exe is not None and exe.plan.filter_plugins and cands.nodes:
-            view = state if cands.raw_items is None else _with_nodes(state, cands.nodes)
             try:
-                rejected = filter_nodes(exe, view, pod, cands.nodes, cands.names)
+                rejected = filter_nodes(exe, _view(state, cands), pod, cands.nodes, cands.names)
             except (PlanRuntimeError, CostExceeded) as err:
                 error, timed_out = _failure(err, pod), isinstance(err, DeadlinePassed)
         names = cands.names
@@ -203,20 +203,14 @@ class Extender:
         return Outcome(result, pod.key, profile, dict(rejections), int(passed.sum()), error, timed_out)
 
     def prioritize(self, state: ClusterState, body) -> Outcome:
-        args = go_struct(body, "ExtenderArgs")
-        if "Pod" not in args:
-            raise BadRequest("ExtenderArgs.Pod is required")
-        pod = self._pod(args["Pod"])
-        cands = self._nodes(state, args)
-        profile, exe = self._exe(pod)
+        pod, cands, profile, exe = self._request(state, body)
         totals = None
         if exe is not None and exe.plan.score_plugins and cands.nodes:
-            view = state if cands.raw_items is None else _with_nodes(state, cands.nodes)
             try:
-                totals = score_nodes(exe, view, pod, cands.nodes, cands.names)
+                totals = score_nodes(exe, _view(state, cands), pod, cands.nodes, cands.names)
             except (PlanRuntimeError, CostExceeded) as err:
                 # HostPriorityList has no error field: the HTTP error tells kube-scheduler.
-                raise PlanFailed(_failure(err, pod), isinstance(err, DeadlinePassed)) from None
+                raise PlanFailed.of(err, pod) from None
         scores = extender_scores(totals if totals is not None else np.zeros(len(cands.names), dtype=np.int64),
                                  self.weights.get(profile, 0))
         if cands.raw_items is None:
@@ -228,9 +222,7 @@ class Extender:
     def preempt(self, state: ClusterState, body) -> Outcome:
         """Keep the candidates where the pod passes the team filters once their victims are gone
         (the victims themselves unchanged); drop the others."""
-        args = go_struct(body, "ExtenderPreemptionArgs")
-        if "Pod" not in args:
-            raise BadRequest("ExtenderPreemptionArgs.Pod is required")
+        args = _args(body, "ExtenderPreemptionArgs")
         pod = decode_pod(args["Pod"])
         profile, exe = self._exe(pod)
         by_uid = None
@@ -260,7 +252,7 @@ class Extender:
                     status = filter_nodes(exe, state.without(victims), pod, [node], [node_name]).get(0)
                 except (PlanRuntimeError, CostExceeded) as err:
                     # ExtenderPreemptionResult has no error field: the HTTP error tells kube-scheduler.
-                    raise PlanFailed(_failure(err, pod), isinstance(err, DeadlinePassed)) from None
+                    raise PlanFailed.of(err, pod) from None
                 if status is not None:
                     rejections[status.plugin or "?"] += 1
                     continue
@@ -276,16 +268,28 @@ class PlanFailed(Exception):
         super().__init__(message)
         self.deadline = deadline
 
+    @classmethod
+    def of(cls, err: Exception, pod: "Pod | None" = None) -> "PlanFailed":
+        return cls(_failure(err, pod), isinstance(err, DeadlinePassed))
+
 
 class Encoded(bytes):
     """A body already encoded as JSON."""
 
 
-def _failure(err: Exception, pod: Pod) -> str:
+def _failure(err: Exception, pod: "Pod | None") -> str:
     """The words for the Error field (or the HTTP error) of a policy that failed on ``pod``."""
-    if isinstance(err, CostExceeded):
+    if isinstance(err, CostExceeded) and pod is not None:
         err.pod = err.pod or pod.key
     return str(err)
+
+
+def _args(body, struct: str) -> dict:
+    """The request's ExtenderArgs or ExtenderPreemptionArgs, which must hold the pod."""
+    args = go_struct(body, struct)
+    if "Pod" not in args:
+        raise BadRequest(f"{struct}.Pod is required")
+    return args
 
 
 def extender_scores(totals: np.ndarray, weight: int) -> np.ndarray:
@@ -391,6 +395,11 @@ def named_nodes(state: ClusterState, names) -> Candidates:
     return _index(state).resolve(state, names)
 
 
+def _view(state: ClusterState, cands) -> ClusterState:
+    """The state a request is decided in: the server's, or with the nodes it sent whole."""
+    return state if cands.raw_items is None else _with_nodes(state, cands.nodes)
+
+
 def _with_nodes(state: ClusterState, nodes: list) -> ClusterState:
     """The state with the request's nodes in place of its own (Nodes sent whole, not cache-capable)."""
     return ClusterState.build([*nodes, *(o for o in state.objects() if not isinstance(o, Node))])
@@ -422,9 +431,6 @@ def filter_nodes(exe: Executable, state: ClusterState, pod: Pod, nodes: list, na
         return out
     except PolicyErrorInBatch:
         return filter_nodes(exe.reference(), state, pod, nodes, names)
-    except CostExceeded as err:
-        err.pod = err.pod or pod.key
-        raise
 
 
 def score_nodes(exe: Executable, state: ClusterState, pod: Pod, nodes: list,
@@ -437,9 +443,6 @@ def score_nodes(exe: Executable, state: ClusterState, pod: Pod, nodes: list,
         table = run_scores(exe, pre, nodes, names)
     except PolicyErrorInBatch:
         return score_nodes(exe.reference(), state, pod, nodes, names)
-    except CostExceeded as err:
-        err.pod = err.pod or pod.key
-        raise
     if not table.plugins:
         return None
     return np.asarray(table.totals(), dtype=np.int64)

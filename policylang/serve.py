@@ -24,7 +24,7 @@ from typing import Callable, Optional
 import attrs
 import orjson
 
-from .cost import CostExceeded, DeadlinePassed, deadline
+from .cost import CostExceeded, deadline
 from .diagnostics import InputError, PolicyError
 from .extender import BadRequest, Encoded, Extender, Outcome, PlanFailed
 from .run.framework import PlanRuntimeError
@@ -239,7 +239,7 @@ class Server:
                 try:
                     review, ops = self.policy.admission.review(state, body)
                 except (PlanRuntimeError, CostExceeded) as err:
-                    raise PlanFailed(str(err), isinstance(err, DeadlinePassed)) from None
+                    raise PlanFailed.of(err) from None
                 return review, None, ops
             outcome = getattr(self.policy.extender, verb)(state, body)
         if outcome.timed_out:
