@@ -65,6 +65,12 @@ def test_companions_define_only_the_engines_hooks_and_belong_to_a_plugin():
             assert fn is None or inspect.isfunction(fn), (name, hook)
 
 
+def test_a_plugin_implements_postfilter_where_its_companion_has_one():
+    # Declared in the .sched, so that knowing what a plugin implements imports no companion.
+    for name, p in registry.plugins().items():
+        assert ("postFilter" in p.implements) == (p.hook("postfilter") is not None), name
+
+
 def _imports(root: Path) -> dict:
     """module → the policylang modules it imports (inside functions too)."""
     modules = {".".join(p.relative_to(root.parent).with_suffix("").parts).removesuffix(".__init__"): p

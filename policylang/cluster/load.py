@@ -11,7 +11,7 @@ import gc
 import os
 from pathlib import Path
 import re
-from typing import Any, Iterable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional
 
 import attrs
 import cattrs
@@ -22,7 +22,9 @@ from ..diagnostics import InputError
 from ..inputs import STDIN, json_document, read_text, yaml_documents
 from . import model, validation
 from .quantity import Quantity, QuantityError, parse_quantity
-from .state import ClusterState
+
+if TYPE_CHECKING:
+    from .state import ClusterState
 
 KINDS: dict[str, type] = {
     "Node": model.Node,
@@ -140,7 +142,14 @@ VALIDATING = _make_converter(validate=True)   # types and the API server's valid
 _JSON_START = re.compile(r"\s*[{\[]")
 
 
-def load_cluster(paths: Iterable[str | Path]) -> ClusterState:
+def _state(objects) -> "ClusterState":
+    # Imported here: the state pulls in numpy and every index, which a caller that only
+    # structures objects (a policy's typed params, `check`) has no use for.
+    from .state import ClusterState
+    return ClusterState.build(objects)
+
+
+def load_cluster(paths: Iterable[str | Path]) -> "ClusterState":
     """The state of every object in ``paths``; an object (kind, namespace, name) found twice is an
     error naming both places, since it would count twice (its pods' requests, say)."""
     with _loading():
@@ -154,7 +163,7 @@ def load_cluster(paths: Iterable[str | Path]) -> ClusterState:
                                      obj=f"{key[0]} {key[1] + '/' if key[1] else ''}{key[2]}")
                 seen[key] = file
                 objects.append(obj)
-        return ClusterState.build(objects)
+        return _state(objects)
 
 
 def _identity(obj) -> tuple[str, str, str]:
@@ -162,10 +171,10 @@ def _identity(obj) -> tuple[str, str, str]:
     return getattr(obj, "kind", None) or type(obj).__name__, meta.namespace or "", meta.name
 
 
-def load_documents(source: str, docs: Iterable[Any]) -> ClusterState:
+def load_documents(source: str, docs: Iterable[Any]) -> "ClusterState":
     """The state of parsed documents (an API server's list responses), as `load_cluster`'s of files."""
     with _loading():
-        return ClusterState.build(objects_from_documents(source, docs))
+        return _state(objects_from_documents(source, docs))
 
 
 @contextlib.contextmanager

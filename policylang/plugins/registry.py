@@ -4,11 +4,14 @@ What a plugin is comes from its ``.sched`` file: the extension points it impleme
 scores, rules, and those its ``policy P implements …`` line declares) and whose filter its score
 assumes (``policy P assumes filter Q``). The default
 profile, with its weights, is ``default.sched``. Engine code a plugin needs lives in its
-**companion**, the module of this package named as the policy's file, and is found by the plugin's
-name; a companion may define:
+**companion**, the module of this package named as the policy's file, found by the plugin's name
+and imported when one of its hooks is first asked for (a command that only checks or lints
+policies imports none: DefaultPreemption's pulls in the cluster state and numpy); a companion may
+define:
 
 - ``postfilter(exe, state, pod, pre, statuses, *, plugin, preemption, rng)``: its PostFilter, a
-  ``PostFilterOutcome`` (or None to take no part); the plugin then implements ``postFilter``.
+  ``PostFilterOutcome`` (or None to take no part), for a plugin whose policy says
+  ``implements postFilter``.
 - ``reserve(exe, state, pod, node_name, plugin)``: its Reserve, before ``simulate`` binds the pod;
   it may return the error that stops the binding (its PreBind refused by the API server).
 - ``fix(state, pod, node, status)``: explain's changes that might let the pod onto a node this
@@ -49,18 +52,19 @@ class Plugin:
     path: str
     implements: frozenset      # of "filter", "score", "postFilter"
     assumes_filter: tuple = ()   # plugins whose filters its score assumes have run
-    companion: "ModuleType | None" = attrs.field(default=None, eq=False, repr=False)
 
     def hook(self, name: str):
-        return getattr(self.companion, name, None) if self.companion is not None else None
+        companion = _companion(Path(self.path).stem)
+        return getattr(companion, name, None) if companion is not None else None
 
 
+@functools.cache
 def _companion(stem: str) -> "ModuleType | None":
     name = f"{__package__}.{stem}"
     return importlib.import_module(name) if importlib.util.find_spec(name) is not None else None
 
 
-def _points(module: ast.Module, companion) -> frozenset:
+def _points(module: ast.Module) -> frozenset:
     rules = module.of_type(ast.Rule)
     points = set(module.policy.implements)
     if not points <= set(EXTENSION_POINTS):
@@ -70,8 +74,6 @@ def _points(module: ast.Module, companion) -> frozenset:
         points.add("filter")
     if module.of_type(ast.Score) or any(isinstance(s, ast.Prefer) for r in rules for s in r.body):
         points.add("score")
-    if getattr(companion, "postfilter", None) is not None:
-        points.add("postFilter")
     return frozenset(points)
 
 
@@ -86,8 +88,7 @@ def plugins() -> dict[str, Plugin]:
             continue
         if snake_case(policy.name) != path.stem:
             raise ValueError(f"{path}: policy {policy.name} belongs in {snake_case(policy.name)}.sched")
-        companion = _companion(path.stem)
-        out[policy.name] = Plugin(policy.name, str(path), _points(module, companion), policy.assumes_filter, companion)
+        out[policy.name] = Plugin(policy.name, str(path), _points(module), policy.assumes_filter)
     return out
 
 
