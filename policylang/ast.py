@@ -10,6 +10,7 @@ from typing import Union
 
 import attrs
 
+from .operators import PRECEDENCE  # noqa: F401  (the syntax's; format.py reads it here)
 from .source import NO_SPAN, Span
 
 
@@ -19,10 +20,6 @@ def _span():
 
 # ---- expressions ------------------------------------------------------------
 
-# Binary operators, loosest binding first, as the grammar nests them: both printers (format.py for
-# source, plan_text.py for plans) parenthesise by it.
-PRECEDENCE = {"or": 1, "and": 2, "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4, "in": 4, "notin": 4,
-              "??": 5, "+": 6, "-": 6, "*": 7, "/": 7, "%": 7}
 # Aggregates over a list, `sum(x in xs where …)` or `sum(xs)`; a comprehension may also `group`.
 AGGREGATES = ("sum", "any", "all", "count", "first", "min", "max")
 

@@ -17,7 +17,7 @@ import attrs
 from .cluster.model import Pod
 from .cluster.state import ClusterState
 from .decision import SUCCESS, Decision, Status
-from .plugins import registry
+from .plugins import companions
 from .run.framework import ERROR
 from .run.schedule import Executable, PlanRuntimeError, base_env, run_filters, run_prefilter, schedule
 
@@ -109,7 +109,7 @@ def _causes(state: ClusterState, pod: Pod, verdicts: dict) -> tuple:
                     rejected.setdefault((plugin, reason), []).append(name)
     causes = []
     for (plugin, reason), nodes in rejected.items():
-        detail = registry.hook(plugin, "detail")
+        detail = companions.hook(plugin, "detail")
         causes.append(Cause(plugin, reason, tuple(sorted(nodes)),
                             detail(state, pod, reason, nodes) if detail is not None else None))
     return tuple(sorted(causes, key=lambda c: (-len(c.nodes), c.plugin, c.reason)))
@@ -120,7 +120,7 @@ def _distance(state: ClusterState, pod: Pod, node_name: str, status: Status) -> 
     a resource request that does not fit), 0.5 for any other reason, and one more for what
     preemption cannot help."""
     base = 0.0 if status.code == "Unschedulable" else 1.0
-    distance = registry.hook(status.plugin, "distance")
+    distance = companions.hook(status.plugin, "distance")
     return base + (distance(state, pod, node_name, status) if distance is not None else 0.5)
 
 
@@ -133,7 +133,7 @@ def _suggest(exe, state, pod, decision, near) -> Iterator[Suggestion]:
                          f"{victims}", (decision.nominated_node,), decision.nominated_node)
     found: dict[str, Suggestion] = {}
     for node_name, status in near:
-        fixer = registry.hook(status.plugin, "fix")
+        fixer = companions.hook(status.plugin, "fix")
         if fixer is None:
             continue
         # A fixer proposes changes smallest first; the first that works is the suggestion. The

@@ -330,7 +330,7 @@ class PluginPlan:
     params: object            # dict of param values
     filters: tuple            # of FilterPlan, run in order
     score: "ScorePlan | None"
-    postfilter: bool = False  # a PostFilter its companion implements (plugins/registry.py)
+    postfilter: bool = False  # it implements postFilter, run by its companion (plugins/companions.py)
     rules: tuple = ()         # of RulePlan
     origin: Span = _origin()
 

@@ -13,11 +13,7 @@ import attrs
 from . import ast
 from .diagnostics import Diagnostic, InputError, PolicyError
 from .inputs import read_text
-from .roots import allowed_roots, confined, policy_roots, stdlib_dir  # noqa: F401  (where they were)
-
-
-def snake_case(name: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
+from .roots import allowed_roots, confined, policy_roots, snake_case, stdlib_dir  # noqa: F401  (where they were)
 
 
 @attrs.define

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import re
 from pathlib import Path
 
 # Directories besides a policy's own tree and the stdlib that its imports and uses may reach
@@ -22,6 +23,11 @@ def allowed_roots(dirs):
         yield
     finally:
         _EXTRA_ROOTS.reset(token)
+
+
+def snake_case(name: str) -> str:
+    """A policy's file stem: DefaultPreemption lives in default_preemption.sched."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
 
 
 def stdlib_dir() -> Path:

@@ -20,7 +20,7 @@ from .cluster import resourceclaims
 from .cluster.model import Pod
 from .cluster.state import ClusterState
 from .decision import Decision, Victim
-from .plugins import registry
+from .plugins import companions
 from .run.schedule import Executable, Sampling, collector_paused, schedule
 
 
@@ -120,7 +120,7 @@ def run_reserve(exe: Executable, state: ClusterState, pod: Pod, node_name: str) 
     the pod binds, DynamicResources' the devices), before the pod is bound to ``node_name``; the
     error that stops the binding (a PreBind's API call the API server refuses), or None."""
     for plugin in exe.plan.plugins:
-        reserve = registry.hook(plugin.name, "reserve")
+        reserve = companions.hook(plugin.name, "reserve")
         if reserve is not None:
             failure = reserve(exe, state, pod, node_name, plugin)
             if failure is not None:

@@ -3,39 +3,22 @@
 What a plugin is comes from its ``.sched`` file: the extension points it implements (its filters,
 scores, rules, and those its ``policy P implements …`` line declares) and whose filter its score
 assumes (``policy P assumes filter Q``). The default
-profile, with its weights, is ``default.sched``. Engine code a plugin needs lives in its
-**companion**, the module of this package named as the policy's file, found by the plugin's name
-and imported when one of its hooks is first asked for (a command that only checks or lints
-policies imports none: DefaultPreemption's pulls in the cluster state and numpy); a companion may
-define:
-
-- ``postfilter(exe, state, pod, pre, statuses, *, plugin, preemption, rng)``: its PostFilter, a
-  ``PostFilterOutcome`` (or None to take no part), for a plugin whose policy says
-  ``implements postFilter``.
-- ``reserve(exe, state, pod, node_name, plugin)``: its Reserve, before ``simulate`` binds the pod;
-  it may return the error that stops the binding (its PreBind refused by the API server).
-- ``fix(state, pod, node, status)``: explain's changes that might let the pod onto a node this
-  plugin alone rejected, smallest first, as ``edits.Change`` (one text for the same change
-  found on several nodes).
-- ``detail(state, pod, reason, node_names)``: what a reason amounts to across the nodes it
-  rejects ("needs 4, the most free is 3500m on node-a"), or None.
-- ``distance(state, pod, node_name, status)``: how far such a near miss is from fitting (0..1).
+profile, with its weights, is ``default.sched``. Engine code a plugin needs is its companion
+(companions.py).
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import attrs
 
 from .. import ast
 from ..parse import parse_file
 from ..plan import EXTENSION_POINTS
-from ..program import snake_case, stdlib_dir
+from ..roots import snake_case, stdlib_dir
+from . import companions
 
 # Upstream plugins with no .sched here, because they never change where a pod goes (gates, queue
 # order, binding): a configuration may name them, at their one extension point. Where they stand
@@ -54,14 +37,7 @@ class Plugin:
     assumes_filter: tuple = ()   # plugins whose filters its score assumes have run
 
     def hook(self, name: str):
-        companion = _companion(Path(self.path).stem)
-        return getattr(companion, name, None) if companion is not None else None
-
-
-@functools.cache
-def _companion(stem: str) -> "ModuleType | None":
-    name = f"{__package__}.{stem}"
-    return importlib.import_module(name) if importlib.util.find_spec(name) is not None else None
+        return companions.hook(self.name, name)
 
 
 def _points(module: ast.Module) -> frozenset:
@@ -94,12 +70,6 @@ def plugins() -> dict[str, Plugin]:
 
 def plugin(name: str) -> "Plugin | None":
     return plugins().get(name)
-
-
-def hook(name: str, hook_name: str):
-    """The companion's function ``hook_name`` of plugin ``name``, or None."""
-    found = plugins().get(name)
-    return found.hook(hook_name) if found is not None else None
 
 
 def implements(name: str) -> frozenset:

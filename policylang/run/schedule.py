@@ -6,7 +6,7 @@ weighted total → the best node (ties: smallest name, or seeded random).
 
 The cycle is the same for both executors: how Filter and Score run over the nodes is the
 executor's (``exe.backend``, framework.Executor); PreFilter and a node's filters are phases.py's;
-PostFilter is each plugin's companion's (plugins/registry.py).
+PostFilter is each plugin's companion's (plugins/companions.py).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np
 from ..cluster.model import Node, Pod
 from ..cluster.state import ClusterState
 from ..decision import UNRESOLVABLE, Decision, LazyNodes, NodeResult, PluginScore, Status
-from ..plugins import registry
+from ..plugins import companions
 from . import vector
 from .batch import PolicyErrorInBatch
 from .executable import EXECUTORS, Executable  # noqa: F401 (the cycle's public names)
@@ -102,7 +102,7 @@ def run_postfilter(exe: Executable, state: ClusterState, pod: Pod, pre: PreFilte
     reasons: list[str] = []
     deallocated: tuple = ()
     for plugin in exe.plugins:
-        hook = registry.hook(plugin.name, "postfilter") if plugin.postfilter else None
+        hook = companions.hook(plugin.name, "postfilter") if plugin.postfilter else None
         if hook is None:
             continue
         outcome = hook(exe, state, pod, pre, statuses, plugin=plugin, preemption=enabled, rng=rng)
