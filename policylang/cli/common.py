@@ -51,9 +51,11 @@ def replicas_argument(p: argparse.ArgumentParser) -> None:
 
 
 def executor_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--executor", choices=("vector", "reference"), default="vector",
-                   help="how Filter and Score run: over every node at once (vector, the default) or node by node "
-                        "(reference, the interpreter the vector executor is tested against)")
+    p.add_argument("--executor", choices=("auto", "vector", "reference"), default="auto",
+                   help="how Filter and Score run: over every node at once (vector) or node by node (reference, "
+                        "the interpreter the vector executor is tested against); both decide alike. auto (the "
+                        "default): reference for a small run (nodes x pods under 256), where it is done before "
+                        "the vector executor has compiled the plan, else vector")
 
 
 def percentage(text: str) -> int:
@@ -226,11 +228,14 @@ def check_state_target(out: str, clusters: list[str]) -> None:
                              "field the simulation does not model; write it to another file", path=out)
 
 
-def profile_chooser(plans: dict, every_pod: bool, executor: str = "vector"):
+def profile_chooser(plans: dict, every_pod: bool, executor: str = "vector", state=None, pods: int = 1):
     """Which profile schedules a pod: the only one, when ``every_pod`` and there is just one;
-    otherwise the one named by the pod's spec.schedulerName (or None)."""
-    from ..run.schedule import Executable
+    otherwise the one named by the pod's spec.schedulerName (or None). ``executor`` may be "auto",
+    chosen by the size of the run (``pods`` pods over ``state``'s nodes)."""
+    from ..run.schedule import Executable, executor_for
 
+    if executor == "auto":
+        executor = executor_for(executor, len(state.nodes), pods)
     executables = {name: Executable(plan, executor) for name, plan in plans.items()}
     if every_pod and len(executables) == 1:
         only = next(iter(executables.values()))

@@ -100,7 +100,8 @@ def cmd_eval(args) -> int:
     plans = load_plans(args.profile, args.config)
     state, where, namespace = cluster_state(args, narrowed(args))
     found = targets(args.pod, args.namespace or namespace, state, where, args.replicas)
-    profile_for = profile_chooser(plans, every_pod=bool(args.profile), executor=args.executor)
+    profile_for = profile_chooser(plans, every_pod=bool(args.profile), executor=args.executor, state=state,
+                                  pods=len(found))
     rng = random.Random(args.seed) if args.tie_break == "random" else None
     results = []
     with collector_paused():
@@ -153,9 +154,10 @@ def cmd_explain(args) -> int:
     if args.config and args.profile:
         raise InputError("give --profile or --config, not both")
     plans = load_plans(args.profile, args.config)
-    profile_for = profile_chooser(plans, every_pod=bool(args.profile), executor=args.executor)
     state, where, namespace = cluster_state(args, narrowed(args))
     found = targets(args.pod, args.namespace or namespace, state, where, args.replicas)
+    profile_for = profile_chooser(plans, every_pod=bool(args.profile), executor=args.executor, state=state,
+                                  pods=len(found))
     options = {"preemption": not args.no_preemption, "infrastructure": args.suggest_infrastructure,
                "fix_tries": None if args.every else FIX_TRIES}
     progress = progress_bar if sys.stderr.isatty() and args.output == "text" and len(found) > 5 else None
@@ -201,9 +203,10 @@ def cmd_simulate(args) -> int:
     plans = load_plans(args.profile, args.config)
     # Like kube-scheduler, a pod whose schedulerName has no profile is left alone, unless one
     # profile was named explicitly.
-    profile_for = profile_chooser(plans, every_pod=bool(args.profile), executor=args.executor)
     state, _, _ = cluster_state(args)
     pods = pods_in(args.pods, state, args.replicas)
+    profile_for = profile_chooser(plans, every_pod=bool(args.profile), executor=args.executor, state=state,
+                                  pods=len(pods))
     rng = random.Random(args.seed) if args.tie_break == "random" else None
     before = utilisation(state) if args.report else None
     interactive = sys.stderr.isatty() and args.output == "text"

@@ -21,10 +21,19 @@ from .framework import call, truthy
 from .interpret import compile_ir
 from .phases import base_env
 from .reference import ReferenceExecutor, per_node_loop
+from .vector import tuning
 
 # The executors by name, the default first.
 BACKENDS = {"vector": VectorExecutor(), "reference": ReferenceExecutor()}
 EXECUTORS = tuple(BACKENDS)
+
+
+def executor_for(name: str, nodes: int, pods: int) -> str:
+    """The executor ``name`` means for a run of ``pods`` pods over ``nodes`` nodes: "auto" is the
+    reference interpreter for a small run (tuning.AUTO_REFERENCE_WORK), else the vector executor."""
+    if name != "auto":
+        return name
+    return "reference" if nodes * max(pods, 1) < tuning.AUTO_REFERENCE_WORK else "vector"
 
 
 @attrs.frozen

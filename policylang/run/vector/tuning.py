@@ -6,6 +6,12 @@ every case again with the thresholds at their smallest (``tests/test_executors.p
 time of use, so that a test can patch them here.
 """
 
+# ---- choosing the executor (executable.executor_for)
+# `--executor auto` runs the reference interpreter when nodes × pods is below this: it is done
+# before the vector executor has compiled the expressions the pods reach (~0.25 s for the default
+# profile; docs/benchmarks.md, "Start-up"), and both decide alike (tests/test_executors.py).
+AUTO_REFERENCE_WORK = 256
+
 # ---- comprehensions (comprehension.py, lift.py)
 LIFT_MIN = 16       # a pod-stage comprehension over at least this many members runs as a batch of them
 EXPLODE_MIN = 16    # lists per node with at least this many members in all are one batch
