@@ -39,6 +39,13 @@ def test_eval_json_on_the_examples(capsys, golden):
     golden(GOLDEN / "examples.json", out)
 
 
+@pytest.mark.parametrize("executor", ["vector", "reference"])
+def test_each_executor_gives_the_examples_the_default_executors_answer(capsys, executor):
+    # The default, auto, runs these 4 pods on 7 nodes with the reference interpreter.
+    args = ["eval", "--cluster", EXAMPLES / "cluster.yaml", "--pod", EXAMPLES / "pods", "-o", "json"]
+    assert run(capsys, *args, "--executor", executor)[1] == (GOLDEN / "examples.json").read_text()
+
+
 def test_eval_with_a_team_profile(capsys, golden):
     code, out, _ = run(capsys, "eval", "--profile", EXAMPLES / "policies" / "team.sched",
                        "--cluster", EXAMPLES / "cluster.yaml", "--pod", EXAMPLES / "pods" / "web.yaml")
