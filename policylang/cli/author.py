@@ -78,10 +78,22 @@ def sched_files(paths: list[str]) -> list[Path]:
     return out
 
 
+def formatted(text: str, path: str) -> str:
+    """format_source(text), through the cache by the text alone (as black keeps the files it
+    formatted): `fmt --check` of unchanged files imports no parser. A text that does not parse
+    raises its PolicyError, and is not kept."""
+    from .. import cache
+
+    def build() -> str:
+        from ..format import format_source
+        return format_source(text, path)
+
+    return cache.cached("formatted", cache.key("formatted", text), build, str, allow=cache.nothing)
+
+
 def cmd_fmt(args) -> int:
     import difflib
 
-    from ..format import format_source
     from ..write import write_atomic
 
     changed, broken = [], False
@@ -93,22 +105,22 @@ def cmd_fmt(args) -> int:
             broken = True
             continue
         try:
-            formatted = format_source(text, str(path))
+            layout = formatted(text, str(path))
         except PolicyError as err:  # never rewrite what does not parse
             print(err.render(), file=sys.stderr)
             broken = True
             continue
-        if formatted == text:
+        if layout == text:
             continue
         changed.append(path)
         if args.diff:
-            sys.stdout.writelines(difflib.unified_diff(text.splitlines(True), formatted.splitlines(True),
+            sys.stdout.writelines(difflib.unified_diff(text.splitlines(True), layout.splitlines(True),
                                                        f"{path}", f"{path} (formatted)"))
         elif args.check:
             print(f"would reformat {path}")
         else:
             try:
-                write_atomic(path, formatted, newline)
+                write_atomic(path, layout, newline)
             except InputError as err:
                 print(err.render(), file=sys.stderr)
                 broken = True
