@@ -65,12 +65,21 @@ def code_fingerprint() -> str:
     grammar's) path, size and modification time, and the Python version."""
     if not _FINGERPRINT:
         h = hashlib.sha256(sys.version.encode())
-        for path in sorted(_PACKAGE.rglob("*")):
-            if path.suffix in (".py", ".lark"):
-                st = path.stat()
-                h.update(f"{path.relative_to(_PACKAGE)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        for relative, st in sorted(_code_files(str(_PACKAGE), "")):
+            h.update(f"{relative}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
         _FINGERPRINT.append(h.hexdigest())
     return _FINGERPRINT[0]
+
+
+def _code_files(directory: str, prefix: str):
+    """(path relative to the package, stat) of every module and grammar under ``directory``:
+    os.scandir, since every run of every command pays for this walk (pathlib's took ~25 ms)."""
+    for entry in os.scandir(directory):
+        if entry.is_dir(follow_symlinks=False):
+            if entry.name != "__pycache__":
+                yield from _code_files(entry.path, f"{prefix}{entry.name}/")
+        elif entry.name.endswith((".py", ".lark")):
+            yield f"{prefix}{entry.name}", entry.stat()
 
 
 def key(kind: str, *parts: "str | bytes") -> str:
