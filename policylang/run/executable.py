@@ -18,7 +18,7 @@ from ..builtins import IntegerOverflow
 from ..cost import CostExceeded
 from .batch import VectorExecutor
 from .framework import call, truthy
-from .interpret import compile_ir
+from .interpret import compile_lazily
 from .phases import base_env
 from .reference import ReferenceExecutor, per_node_loop
 from .vector import tuning
@@ -131,7 +131,7 @@ class Executable:
         self.executor = executor
         self.backend = BACKENDS[executor]
         self.plugins = tuple(self._plugin(p, self.backend) for p in plan.plugins)
-        self.rules = tuple((r, compile_ir(r.when) if r.when is not None else None)
+        self.rules = tuple((r, compile_lazily(r.when) if r.when is not None else None)
                            for p in plan.plugins for r in p.rules)
 
     def reference(self) -> "Executable":
@@ -166,7 +166,7 @@ class Executable:
             custom = s.normalize_expr is not None
             score = _Score(_steps(s.pod_steps, backend),
                            _steps(s.feasible_steps, backend), _steps(s.node_steps, backend),
-                           _naming(compile_ir(s.value), s.value_origin),
+                           _naming(compile_lazily(s.value), s.value_origin),
                            s.normalize, _named_loop(per_node_loop(s.normalize_expr), s.origin) if custom else None,
                            _naming(backend.compile_vector(s.value), s.value_origin),
                            _naming(backend.compile_vector(s.normalize_expr), s.origin) if custom else None)

@@ -104,6 +104,19 @@ def compile_ir(ir: P.IR) -> Fn:
     return _COMPILERS[type(ir)](ir)
 
 
+def compile_lazily(ir: P.IR) -> Fn:
+    """compile_ir(ir) on the closure's first call: `eval` of a few pods compiles only the steps
+    they reach (as the vector executor's vcompile_lazily)."""
+    fn = None
+
+    def run(env):
+        nonlocal fn
+        if fn is None:
+            fn = compile_ir(ir)
+        return fn(env)
+    return run
+
+
 def _const(ir: P.Const) -> Fn:
     value = ir.value
     return lambda env: value

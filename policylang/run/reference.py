@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import plan as P
 from .framework import NORMALIZERS, call, normalize_named
-from .interpret import compile_ir
+from .interpret import compile_ir, compile_lazily
 from .phases import run_filters_with_nominated
 
 
@@ -18,7 +18,7 @@ class ReferenceExecutor:
     name = "reference"
 
     def compile(self, ir) -> tuple:
-        return compile_ir(ir), None
+        return compile_lazily(ir), None
 
     def compile_vector(self, ir):
         return None
