@@ -13,6 +13,7 @@ from ..check import check
 from ..compile import plan_size_error
 from ..diagnostics import InputError, PolicyError
 from ..inputs import read_source
+from ..parse import parse_file
 from ..program import load_program
 from ..source import Span
 from ..write import write_atomic
@@ -110,7 +111,9 @@ def lint(paths: list[str], selection: Selection | None = None, options: Options 
 def _load(path: str, text: str):
     """The file loaded and checked, or the PolicyError that `check` reports for it (a plan that
     inlining would grow past its bound, P081, included: counted, compiled only when it may)."""
-    program = load_program(path, text=text)
+    # The root's syntax tree through the cache, as for any file read from disk (lint read it):
+    # an unchanged file is not parsed again.
+    program = load_program(path, text=text, parsed=parse_file(text, path))
     checked = check(program)
     too_large = plan_size_error(checked)
     if too_large is not None:
