@@ -367,6 +367,17 @@ def test_simulate_leaves_a_gated_pod_pending_and_counts_it(capsys):
     assert ", 1 gated" in out.splitlines()[0]
 
 
+def test_each_verbs_parser_built_alone_is_the_one_built_with_every_verb():
+    # main() builds only the arguments of the verb being run.
+    from policylang.cli import _parser
+
+    full = _parser()
+    verbs = full._subparsers._group_actions[0].choices
+    for name, whole in verbs.items():
+        alone = _parser(name)._subparsers._group_actions[0].choices[name]
+        assert alone.format_help() == whole.format_help(), name
+
+
 def test_cli_start_up_does_not_import_the_language_server():
     code = "import sys; from policylang.cli import main, _parser; _parser(); " \
            "assert not any(m.split('.')[0] in ('pygls', 'lsprotocol') for m in sys.modules), 'LSP imported'"
