@@ -186,14 +186,15 @@ def _children(node: yaml.Node, mapping, sequence):
     return ()
 
 
-def check_node_graph(root: yaml.Node, path: str, tree_size: int | None = None) -> None:
+def check_node_graph(root: yaml.Node, path: str, tree_size: int | None = None) -> bool:
     """Refuse a composed document nested deeper than MAX_DEPTH, expanding past MAX_ALIAS_NODES
     through aliases, containing itself, or with a duplicate mapping key; without recursion, in
     time linear in its nodes. ``tree_size``: the length of a text that holds no alias
     (``may_have_aliases``), whose graph is then a tree of fewer collections than that; a leaner
-    walk checks it (and hands over to the full one should it meet more)."""
+    walk checks it (and hands over to the full one should it meet more). True when the document
+    was found to be such a tree."""
     if tree_size is not None and _check_tree(root, path, tree_size):
-        return
+        return True
     yaml = _yaml()
     mapping, sequence = yaml.MappingNode, yaml.SequenceNode
     size: dict[int, int] = {}
@@ -224,6 +225,7 @@ def check_node_graph(root: yaml.Node, path: str, tree_size: int | None = None) -
         stack.extend((k, False) for k in _children(node, mapping, sequence) if id(k) not in size)
     if size[id(root)] - len(size) > MAX_ALIAS_NODES:
         raise InputError(f"aliases expand to more than {MAX_ALIAS_NODES} nodes (a YAML alias bomb?)", path=path)
+    return False
 
 
 def _check_tree(root: yaml.Node, path: str, budget: int) -> bool:
@@ -281,11 +283,63 @@ def _bounded_loader():
             tree_size = None     # the text's length when it holds no alias
 
             def construct_document(self, node):
-                check_node_graph(node, self.input_path, self.tree_size)
+                if check_node_graph(node, self.input_path, self.tree_size):
+                    data = construct_tree(self, node)
+                    if data is not _NOT_PLAIN:
+                        return data
                 return super().construct_document(node)
 
         _LOADER.append(BoundedLoader)
     return _LOADER[0]
+
+
+_TAG = "tag:yaml.org,2002:"
+# The scalars SafeConstructor builds by a function of its own (a string is its text as it is).
+_SCALAR_TAGS = frozenset(_TAG + t for t in ("null", "bool", "int", "float", "binary", "timestamp"))
+_NOT_PLAIN = object()
+
+
+class _NotPlain(Exception):
+    """A node the plain builder leaves to PyYAML's constructor (a merge key, a set, a tag)."""
+
+
+def construct_tree(loader, root: yaml.Node):
+    """What SafeConstructor makes of a document whose nodes form a tree (no alias: every kubectl
+    dump), built in one recursion of our own: mappings as dicts, sequences as lists, strings as
+    their text, other scalars by SafeConstructor's own functions. PyYAML's generic constructor
+    spends ~60% of loading a dump on its per-node bookkeeping (generators for deep construction,
+    the object memo), which a tree needs none of. ``_NOT_PLAIN`` for a document with anything
+    else (a merge key, a complex key, a set, an unknown tag): PyYAML then builds it, errors
+    included. Depth is bounded by check_node_graph first."""
+    yaml = _yaml()
+    mapping, sequence, scalar = yaml.MappingNode, yaml.SequenceNode, yaml.ScalarNode
+    constructors = loader.yaml_constructors
+
+    def build(node):
+        tag = node.tag
+        if tag == _STR:
+            return node.value
+        kind = type(node)
+        if kind is mapping and tag == _MAP:
+            out = {}
+            for k, v in node.value:
+                if type(k) is not scalar or k.tag == _MERGE:
+                    raise _NotPlain
+                out[build(k)] = build(v)
+            return out
+        if kind is sequence and tag == _SEQ:
+            return [build(v) for v in node.value]
+        if kind is scalar and tag in _SCALAR_TAGS:
+            return constructors[tag](loader, node)
+        raise _NotPlain
+
+    try:
+        return build(root)
+    except _NotPlain:
+        return _NOT_PLAIN
+
+
+_STR, _MAP, _SEQ, _MERGE = _TAG + "str", _TAG + "map", _TAG + "seq", _TAG + "merge"
 
 
 def check_duplicate_keys(node: yaml.MappingNode, path: str) -> None:

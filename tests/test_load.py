@@ -3,6 +3,8 @@
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from policylang.cluster.load import load_cluster, load_objects
 from policylang.cluster.quantity import parse_quantity
@@ -255,3 +257,66 @@ def test_the_lean_walk_hands_an_aliased_graph_to_the_full_one():
     cycle = yaml.compose("kind: Pod\nmetadata: &m {name: p, x: [*m]}\n", Loader=yaml.SafeLoader)
     with pytest.raises(InputError):
         check_node_graph(cycle, "cycle.yaml", tree_size=100)
+
+
+# What PyYAML's SafeConstructor makes of a text is what a file loads as; the plain tree builder
+# (inputs.construct_tree) must agree on every document, or leave it to PyYAML.
+_YAML_CORNERS = [
+    "kind: Pod\nmetadata: {name: p, labels: {a: 'yes', b: yes, c: on, d: ~, e: null}}\n",
+    "a: 0x1F\nb: 0o17\nc: 017\nd: 1_000\ne: +12\nf: 1:30\ng: -.inf\nh: .NaN\ni: 1e3\nj: 6.02e+23\n",
+    "t: 2001-12-14t21:59:43.10-05:00\nd: 2002-12-14\nbin: !!binary aGVsbG8=\ns: !!str 12\n",
+    "base: &b {a: 1}\nm: {<<: *b, c: 3}\n",
+    "m: {<<: {a: 1}, c: 3}\n",
+    "? [a, b]\n: 1\n",
+    "= : x\n",
+    "a: =\n",
+    "s: !!set {a, b}\n",
+    "o: !!omap [a: 1, b: 2]\n",
+    "x: !custom 1\n",
+    "1: one\n2.5: two\ntrue: three\n~: four\n",
+    "- [1, [2, [3, {a: [4]}]]]\n- ''\n- \"\\u00e9\\t\"\n- |\n  block\n  text\n- >\n  folded\n  text\n",
+    "---\na: 1\n---\n---\n- 2\n...\n",
+    "",
+]
+
+
+def _both_loads(text: str):
+    import yaml
+
+    from policylang.inputs import yaml_documents
+
+    def run(load):
+        try:
+            return ("ok", load())
+        except Exception as err:  # noqa: BLE001 - compared: both refuse, or both load alike
+            return ("refused", type(err).__name__)
+    ours = run(lambda: yaml_documents(text, "t.yaml"))
+    theirs = run(lambda: list(yaml.load_all(text, Loader=yaml.CSafeLoader)))
+    return ours, theirs
+
+
+@pytest.mark.parametrize("text", _YAML_CORNERS)
+def test_a_yaml_text_loads_as_pyyamls_safe_loader_loads_it(text):
+    ours, theirs = _both_loads(text)
+    if theirs[0] == "ok":
+        assert ours == theirs
+    else:
+        assert ours[0] == "refused"
+
+
+_yaml_scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70),
+                          st.floats(allow_nan=False), st.text(max_size=12),
+                          st.sampled_from(["yes", "No", "on", "~", "0x10", "1:20", "2002-12-14", "=", "<<", ".inf"]))
+_yaml_values = st.recursive(_yaml_scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.one_of(st.text(max_size=8), st.integers()), inner, max_size=4)),
+    max_leaves=20)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_yaml_values, st.sampled_from([None, True, False]), st.booleans())
+def test_any_dumped_value_loads_as_pyyamls_safe_loader_loads_it(value, flow, as_list):
+    import yaml
+
+    text = yaml.safe_dump([value] if as_list else {"v": value}, default_flow_style=flow, allow_unicode=True)
+    ours, theirs = _both_loads(text)
+    assert ours == theirs
