@@ -171,8 +171,19 @@ def _taint(key, value, effect):
     return model.Taint(key=key, value=value, effect=effect)
 
 
-builtin("tolerates", [record("Toleration"), record("Taint")], BOOL,
-        "Whether the toleration tolerates the taint (the API's Toleration.ToleratesTaint).")(tolerates)
+@builtin("tolerates", [record("Toleration"), record("Taint")], BOOL,
+         "Whether the toleration tolerates the taint (the API's Toleration.ToleratesTaint; Lt and Gt "
+         "tolerate nothing, as without the TaintTolerationComparisonOperators gate).")
+def _tolerates(tol, taint):
+    return tolerates(tol, taint)
+
+
+@builtin("tolerates_taint", [record("Toleration"), record("Taint"), BOOL], BOOL,
+         "Toleration.ToleratesTaint as v1.35 has it: with the third argument (the "
+         "TaintTolerationComparisonOperators gate) true, Lt and Gt compare the taint's value with the "
+         "toleration's as decimal integers.")
+def _tolerates_taint(tol, taint, comparison_operators):
+    return tolerates(tol, taint, comparison_operators)
 
 
 builtin("selector_matches", [record("LabelSelector"), map_of(STRING, STRING)], BOOL,

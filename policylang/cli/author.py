@@ -9,6 +9,7 @@ from pathlib import Path
 from .. import load_plans
 from ..diagnostics import InputError, PolicyError
 from ..inputs import read_source
+from .common import target_arguments, target_of
 
 
 def register(sub) -> None:
@@ -33,6 +34,7 @@ def register(sub) -> None:
     t.add_argument("paths", nargs="+", help="test files or directories")
     t.add_argument("--format", choices=("text", "junit"), default="text")
     t.add_argument("--coverage", action="store_true", help="show reject statements and scores no test exercised")
+    target_arguments(t)
     t.set_defaults(run=cmd_test)
 
     c = sub.add_parser("check", help="parse and type-check .sched files")
@@ -123,7 +125,8 @@ def cmd_test(args) -> int:
     from ..tester import Coverage, discover, junit, run_file
 
     coverage = Coverage() if args.coverage else None
-    outcomes = [o for path in discover(args.paths) for o in run_file(path, coverage)]
+    k8s = target_of(args)
+    outcomes = [o for path in discover(args.paths) for o in run_file(path, coverage, k8s)]
     if args.format == "junit":
         print(junit(outcomes))
     else:
