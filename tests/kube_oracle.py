@@ -47,11 +47,12 @@ class Oracle:
         self._lock = threading.Lock()
 
     def run(self, objects: list, pods: list, config: str = "", preemption: bool = True,
-            percentage: "int | None" = None, mode: str = "eval") -> dict:
+            percentage: "int | None" = None, mode: str = "eval", feature_gates: "dict | None" = None) -> dict:
         """One scenario: ``eval`` decides each pod on its own (policylang/eval/v1), ``simulate``
-        places them one after another (policylang/simulate/v1)."""
+        places them one after another (policylang/simulate/v1); ``feature_gates`` set for it
+        alone, as kube-scheduler's --feature-gates sets them."""
         scenario = {"objects": objects, "pods": pods, "config": config, "preemption": preemption,
-                    "percentage": percentage, "mode": mode}
+                    "percentage": percentage, "mode": mode, "featureGates": feature_gates or {}}
         with self._lock:
             self._proc.stdin.write(json.dumps(scenario) + "\n")
             self._proc.stdin.flush()
