@@ -21,6 +21,7 @@ def register(sub) -> None:
     pl.add_argument("--vector", action="store_true",
                     help="under each step, what the vector executor's passes decided about it (kept per node, "
                          "keyed by what, run as a batch)")
+    target_arguments(pl)
     pl.set_defaults(run=cmd_plan)
 
     f = sub.add_parser("fmt", help="rewrite .sched files in the canonical layout")
@@ -63,7 +64,7 @@ def cmd_plan(args) -> int:
     notes = None
     if args.vector:
         from ..run.vector.passes import describe as notes
-    for plan in load_plans(args.profile, args.config, alone=True).values():
+    for plan in load_plans(args.profile, args.config, alone=True, target=target_of(args)).values():
         print(plan_text(plan, notes))
     return 0
 
