@@ -2,7 +2,8 @@
 kube-scheduler's framework disagreed, each fixed in policylang and pinned in
 oracle/default_profile.yaml with the oracle's output as its expectation; and, in
 oracle/v1_34.yaml, those found against v1.34.4's framework (a case's ``kubernetes: "1.34"``:
-decided by the default profile compiled for that version, checked against the v1.34 oracle).
+decided by the default profile compiled for that version, checked against the v1.34 oracle; a
+case's ``feature_gates`` are set on both sides).
 
 Each case is a whole scenario (objects, the pod, whether preemption runs, the percentage of
 nodes to score when the case samples nodes) decided by the default profile; ``expect`` holds
@@ -40,11 +41,16 @@ def _cases():
 def _policylang(case) -> dict:
     objects = [structure_object(json.loads(json.dumps(o)), "<case>", validate=False) for o in case["objects"]]
     pod = structure_object(json.loads(json.dumps(case["pod"])), "<case>", validate=False)
-    exe = Executable(load_plans(target=make_target(case.get("kubernetes")))["default-scheduler"])
+    exe = Executable(load_plans(target=make_target(case.get("kubernetes"), _gates(case)))["default-scheduler"])
     sampling = Sampling(case["percentage"]) if "percentage" in case else None
     state = ClusterState.build(objects)
     d = schedule(exe, state, instantiate(state, pod), preemption=case.get("preemption", True), sampling=sampling)
     return comparable(json.loads(json.dumps(decision_json(d))))
+
+
+def _gates(case) -> str:
+    """A case's ``feature_gates`` as --feature-gates spells them."""
+    return ",".join(f"{k}={str(v).lower()}" for k, v in (case.get("feature_gates") or {}).items())
 
 
 def _subset(full: dict, expect: dict) -> dict:
@@ -70,5 +76,5 @@ def test_policylang_decides_as_the_oracle_did(case):
 def test_expectation_is_the_oracles(request, case):
     oracle = request.getfixturevalue("oracle_134" if case.get("kubernetes") == "1.34" else "oracle")
     (result,) = oracle.run(case["objects"], [case["pod"]], preemption=case.get("preemption", True),
-                           percentage=case.get("percentage"))["results"]
+                           percentage=case.get("percentage"), feature_gates=case.get("feature_gates"))["results"]
     assert _normal(_subset(comparable(result), case["expect"])) == _normal(case["expect"])
