@@ -406,7 +406,7 @@ scoring:
 		if state.GetSkipScorePlugins().Has(p.Name) {
 			continue
 		}
-		sp, ok := pf.plugins[p.Name].(fwk.ScorePlugin)
+		sp, ok := pf.plugins[p.Name].(scorePlugin)
 		if !ok {
 			continue
 		}

@@ -23,6 +23,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -46,6 +48,25 @@ type scenario struct {
 	Preemption *bool             `json:"preemption"`
 	Percentage *int32            `json:"percentage"`
 	Mode       string            `json:"mode"` // eval (the default) or simulate
+	// FeatureGates: gates set for this scenario only, as kube-scheduler's --feature-gates
+	// sets them (featuregate.SetFromMap: an unknown or locked gate is the scenario's error).
+	FeatureGates map[string]bool `json:"featureGates"`
+}
+
+// withGates runs f with the scenario's feature gates set, and sets them back afterwards.
+func withGates(gates map[string]bool, f func() error) error {
+	if len(gates) == 0 {
+		return f()
+	}
+	before := map[string]bool{}
+	for name := range gates {
+		before[name] = utilfeature.DefaultFeatureGate.Enabled(featuregate.Feature(name))
+	}
+	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(gates); err != nil {
+		return err
+	}
+	defer func() { _ = utilfeature.DefaultMutableFeatureGate.SetFromMap(before) }()
+	return f()
 }
 
 type multiFlag []string
@@ -64,6 +85,7 @@ func main() {
 	output := flag.String("o", "json", "output format (json only)")
 	serve := flag.Bool("serve", false, "read scenarios from stdin, one JSON object per line")
 	benchMode := flag.Bool("bench", false, "time simulating the pods as a batch (pods/s, parallelism 1)")
+	gates := flag.String("feature-gates", "", "A=true,B=false, as kube-scheduler's --feature-gates")
 	klog.InitFlags(nil)
 	flag.Parse()
 	if *output != "json" {
@@ -74,6 +96,9 @@ func main() {
 	_ = flag.Set("stderrthreshold", "FATAL")
 	klog.SetOutput(nopWriter{})
 	metrics.Register() // the framework's instrumented plugins expect the scheduler's metrics
+	if *gates != "" {
+		fatal(utilfeature.DefaultMutableFeatureGate.Set(*gates))
+	}
 
 	if *serve {
 		serveLines()
@@ -137,16 +162,15 @@ func serveLines() {
 			var doc any
 			if jerr := json.Unmarshal(line, &sc); jerr != nil {
 				doc = map[string]string{"error": jerr.Error()}
-			} else if sc.Mode == "simulate" {
-				if d, rerr := simulate(sc); rerr != nil {
-					doc = map[string]string{"error": rerr.Error()}
+			} else if rerr := withGates(sc.FeatureGates, func() (err error) {
+				if sc.Mode == "simulate" {
+					doc, err = simulate(sc)
 				} else {
-					doc = d
+					doc, err = run(sc)
 				}
-			} else if d, rerr := run(sc); rerr != nil {
+				return err
+			}); rerr != nil {
 				doc = map[string]string{"error": rerr.Error()}
-			} else {
-				doc = d
 			}
 			b, _ := json.Marshal(doc)
 			out.Write(b)

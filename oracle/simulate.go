@@ -220,7 +220,7 @@ func (s *simulation) place() (*simulateDoc, error) {
 // and the claim reserved. The other PreBind plugins (VolumeBinding's waits for a PV
 // controller) are left out, as binding itself is.
 func (w *world) bindClaims(pf *profileFramework, pod *v1.Pod, node string) *fwk.Status {
-	p, ok := pf.plugins[names.DynamicResources].(fwk.PreBindPlugin)
+	p, ok := pf.plugins[names.DynamicResources].(preBindPlugin)
 	if !ok {
 		return nil
 	}

@@ -29,7 +29,6 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
 )
@@ -38,7 +37,7 @@ import (
 // (captured from the registry's factories), so that raw scores come from the same instances.
 type profileFramework struct {
 	framework.Framework
-	plugins map[string]fwk.Plugin
+	plugins map[string]schedPlugin
 	weights map[string]int64
 }
 
@@ -58,7 +57,7 @@ type world struct {
 	objects    []runtime.Object
 	bound      map[podRef]*v1.Pod // pods bound during a simulation
 	lastState  fwk.CycleState     // the last cycle's state, for Reserve
-	dra        fwk.SharedDRAManager
+	dra        sharedDRAManager
 	dealloc    *deallocations // claims DynamicResources' PostFilter deallocated through the API
 }
 
@@ -80,21 +79,12 @@ func newWorld(objects []runtime.Object, pending []*v1.Pod, cfg *schedulerapi.Kub
 	informerFactory := informers.NewSharedInformerFactory(w.client, 0)
 	w.snapshot = internalcache.NewEmptySnapshot()
 
-	var draManager fwk.SharedDRAManager
+	var draManager sharedDRAManager
 	var draSynced []func() bool // the claims' assume cache and the slice tracker, past the informers
 	if utilfeature.DefaultFeatureGate.Enabled(features.DynamicResourceAllocation) {
 		claimInformer := informerFactory.Resource().V1().ResourceClaims().Informer()
 		claimCache := assumecache.NewAssumeCache(logger, claimInformer, "ResourceClaim", "", nil)
-		opts := tracker.Options{
-			EnableDeviceTaintRules:   utilfeature.DefaultFeatureGate.Enabled(features.DRADeviceTaintRules),
-			EnableConsumableCapacity: utilfeature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity),
-			SliceInformer:            informerFactory.Resource().V1().ResourceSlices(),
-			KubeClient:               w.client,
-		}
-		if opts.EnableDeviceTaintRules {
-			opts.TaintInformer = informerFactory.Resource().V1alpha3().DeviceTaintRules()
-			opts.ClassInformer = informerFactory.Resource().V1().DeviceClasses()
-		}
+		opts := trackerOptions(informerFactory, w.client)
 		sliceTracker, err := tracker.StartTracker(ctx, opts)
 		if err != nil {
 			cancel()
@@ -109,7 +99,6 @@ func newWorld(objects []runtime.Object, pending []*v1.Pod, cfg *schedulerapi.Kub
 			sliceTracker.HasSynced)
 	}
 	w.dra = draManager
-	csiManager := nodevolumelimits.NewCSIManager(informerFactory.Storage().V1().CSINodes().Lister())
 
 	w.globalPct = cfg.PercentageOfNodesToScore
 	for i := range cfg.Profiles {
@@ -118,12 +107,12 @@ func newWorld(objects []runtime.Object, pending []*v1.Pod, cfg *schedulerapi.Kub
 			prof.Plugins.PostFilter.Disabled = append(prof.Plugins.PostFilter.Disabled,
 				schedulerapi.Plugin{Name: names.DefaultPreemption})
 		}
-		pf := &profileFramework{plugins: map[string]fwk.Plugin{}, weights: map[string]int64{}}
+		pf := &profileFramework{plugins: map[string]schedPlugin{}, weights: map[string]int64{}}
 		var mu sync.Mutex
 		registry := frameworkruntime.Registry{}
 		for name, factory := range plugins.NewInTreeRegistry() {
 			name, factory := name, factory
-			registry[name] = func(ctx context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+			registry[name] = func(ctx context.Context, args runtime.Object, h schedHandle) (schedPlugin, error) {
 				p, err := factory(ctx, args, h)
 				if err == nil {
 					mu.Lock()
@@ -133,7 +122,7 @@ func newWorld(objects []runtime.Object, pending []*v1.Pod, cfg *schedulerapi.Kub
 				return p, err
 			}
 		}
-		f, err := frameworkruntime.NewFramework(ctx, registry, prof,
+		opts := append(versionOptions(informerFactory),
 			frameworkruntime.WithClientSet(w.client),
 			frameworkruntime.WithInformerFactory(informerFactory),
 			frameworkruntime.WithSharedDRAManager(draManager),
@@ -141,10 +130,10 @@ func newWorld(objects []runtime.Object, pending []*v1.Pod, cfg *schedulerapi.Kub
 			frameworkruntime.WithPodNominator(w.nominator),
 			frameworkruntime.WithParallelism(1),
 			frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
-			frameworkruntime.WithSharedCSIManager(csiManager),
 			frameworkruntime.WithEventRecorder(&events.FakeRecorder{}),
 			frameworkruntime.WithPodActivator(noActivator{}),
 		)
+		f, err := frameworkruntime.NewFramework(ctx, registry, prof, opts...)
 		if err != nil {
 			cancel()
 			return nil, fmt.Errorf("profile %s: %w", prof.SchedulerName, err)
@@ -239,12 +228,12 @@ func newNominator() *nominator {
 	return &nominator{byNode: map[string][]fwk.PodInfo{}, nodeOf: map[string]string{}}
 }
 
-func (n *nominator) AddNominatedPod(_ klog.Logger, pi fwk.PodInfo, info *fwk.NominatingInfo) {
+func (n *nominator) AddNominatedPod(_ klog.Logger, pi fwk.PodInfo, info *nominatingInfo) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.deleteLocked(pi.GetPod())
 	node := pi.GetPod().Status.NominatedNodeName
-	if info != nil && info.Mode() == fwk.ModeOverride {
+	if info != nil && info.Mode() == modeOverride {
 		node = info.NominatedNodeName
 	}
 	if node == "" {

@@ -14,7 +14,7 @@ from . import ast
 from .diagnostics import Diagnostic, PolicyError, Reporter
 from .plan import EXTENSION_POINTS, NORMALIZERS
 from .program import Program
-from .infer import NO_DEPS, SCOPE_TYPES, _Env, _ExpressionChecker, did_you_mean
+from .infer import NO_DEPS, RESERVED, _Env, _ExpressionChecker, did_you_mean
 from .source import Span
 from .types import ANY, DURATION, INT, SCALARS, STRING, Type, anon_record, compatible, list_of, map_of, model_record
 
@@ -155,7 +155,7 @@ class _Checker(_ExpressionChecker):
             elif isinstance(stmt, ast.Let):
                 if stmt.name in env.locals:
                     self.error("P014", f"'{stmt.name}' is already defined in this block", stmt.span)
-                if stmt.name in SCOPE_TYPES or stmt.name == "params":
+                if stmt.name in RESERVED:
                     self.error("P014", f"'{stmt.name}' names a scope and cannot be redefined", stmt.span)
                 t, deps = self.infer(stmt.value, env)
                 env.locals[stmt.name] = (t, deps)

@@ -15,7 +15,9 @@ from . import ast
 from . import plan as P
 from .check import Checked
 from .diagnostics import Diagnostic, PolicyError
+from .infer import GLOBALS
 from .plugins import registry
+from .target import DEFAULT as DEFAULT_TARGET, Target
 
 POD_SCOPES = frozenset({"pod", "cluster", "params"})
 AGGREGATES = ast.AGGREGATES
@@ -25,8 +27,9 @@ AGGREGATES = ast.AGGREGATES
 MAX_PLAN_SIZE = 100_000
 
 
-def compile_profile(checked: Checked, name: str | None = None) -> P.Plan:
-    """The plan of the named profile (or the only / first one in the root file)."""
+def compile_profile(checked: Checked, name: str | None = None, target: Target = DEFAULT_TARGET) -> P.Plan:
+    """The plan of the named profile (or the only / first one in the root file), deciding as
+    ``target``'s Kubernetes version and feature gates."""
     profiles = checked.program.profiles()
     if not profiles:
         raise PolicyError([Diagnostic("P080", "no profile is declared", checked.program.root_module.span)],
@@ -41,17 +44,18 @@ def compile_profile(checked: Checked, name: str | None = None) -> P.Plan:
             raise PolicyError([Diagnostic("P080", f"no profile named '{name}' (profiles: {known})",
                                           checked.program.root_module.span)], checked.program.sources)
         path, profile = found[0]
-    return _Compiler(checked).profile(path, profile)
+    return _Compiler(checked, target).profile(path, profile)
 
 
-def compile_all(checked: Checked) -> dict[str, P.Plan]:
-    compiler = _Compiler(checked)
+def compile_all(checked: Checked, target: Target = DEFAULT_TARGET) -> dict[str, P.Plan]:
+    compiler = _Compiler(checked, target)
     return {profile.name: compiler.profile(path, profile) for path, profile in checked.program.profiles()}
 
 
 class _Compiler:
-    def __init__(self, checked: Checked):
+    def __init__(self, checked: Checked, target: Target = DEFAULT_TARGET):
         self.checked = checked
+        self.target = target
         self.program = checked.program
         self.counter = itertools.count(1)
         self.size = 0       # expressions lowered into the current profile's plan
@@ -72,7 +76,8 @@ class _Compiler:
             target = self.program.uses[use]
             plugins.append(self.plugin(target, use, path))
         pct = profile.percentage_of_nodes_to_score
-        return P.Plan(profile.name, tuple(plugins), pct.value if pct is not None else None, origin=profile.span)
+        return P.Plan(profile.name, tuple(plugins), pct.value if pct is not None else None, origin=profile.span,
+                      target=self.target)
 
     def plugin(self, module_path: str, use: ast.Use, use_path: str) -> P.PluginPlan:
         module = self.program.modules[module_path]
@@ -235,10 +240,15 @@ class _Compiler:
         return P.Format(tuple(p if isinstance(p, str) else self.expr(p, path, names) for p in e.parts))
 
     def lower_Name(self, e, path, names):
+        if e.id in GLOBALS and e.id not in names:
+            return P.Const(self.target.value())     # `kubernetes`: the target, a constant of the plan
         return P.Var(names.get(e.id, e.id))
 
     def lower_Field(self, e, path, names):
-        return P.GetField(self.expr(e.target, path, names), e.name)
+        target = self.expr(e.target, path, names)
+        if isinstance(target, P.Const) and isinstance(target.value, dict) and e.name in target.value:
+            return P.Const(target.value[e.name])    # kubernetes.gates.X: folded where it is read
+        return P.GetField(target, e.name)
 
     def lower_Index(self, e, path, names):
         return P.GetIndex(self.expr(e.target, path, names), self.expr(e.key, path, names))

@@ -30,6 +30,11 @@ SCOPE_TYPES = {
 
 NO_DEPS: frozenset = frozenset()
 
+# Names every expression may read, that depend on nothing of a cycle: `kubernetes`, the target's
+# version and feature gates (target.py), a constant of the plan.
+GLOBALS = {"kubernetes": record("Kubernetes")}
+RESERVED = set(SCOPE_TYPES) | {"params"} | set(GLOBALS)
+
 
 def did_you_mean(name: str, options: Iterable[str]) -> tuple[str, ...]:
     close = difflib.get_close_matches(name, list(options), n=1, cutoff=0.6)
@@ -68,9 +73,11 @@ class _ExpressionChecker:
             return env.locals[e.id]
         if e.id in env.scopes and e.id in SCOPE_TYPES:
             return SCOPE_TYPES[e.id], frozenset({e.id})
+        if e.id in GLOBALS:
+            return GLOBALS[e.id], NO_DEPS
         if e.id == "params" and "params" in env.scopes:
             return anon_record(self.param_types.get(env.path, {}).items()), frozenset({"params"})
-        options = set(env.locals) | {s for s in env.scopes if s in SCOPE_TYPES or s == "params"}
+        options = set(env.locals) | set(GLOBALS) | {s for s in env.scopes if s in SCOPE_TYPES or s == "params"}
         hint = did_you_mean(e.id, options)
         if e.id in SCOPE_TYPES or e.id == "params":
             self.error("P013", f"'{e.id}' is not available here", e.span)
@@ -227,7 +234,7 @@ class _ExpressionChecker:
             self.error("P025", f"can only iterate over a list, not {st}", e.source.span,
                        *(("help: iterate over keys(m) or values(m)",) if st.kind == "map" else ()))
             item = ANY
-        if e.var in SCOPE_TYPES or e.var == "params":
+        if e.var in RESERVED:
             self.error("P014", f"'{e.var}' names a scope and cannot be a loop variable", e.span)
         inner = env.child({e.var: (item, NO_DEPS)})
         if e.where is not None:
@@ -269,7 +276,7 @@ class _ExpressionChecker:
         if st.kind not in ("list", "any", "null"):
             self.error("P025", f"can only fold over a list, not {st}", e.source.span)
         for name in (e.acc, e.var):
-            if name in SCOPE_TYPES or name == "params":
+            if name in RESERVED:
                 self.error("P014", f"'{name}' names a scope and cannot be a fold variable", e.span)
         acc_t = init_t
         inner = env.child({e.acc: (acc_t, deps), e.var: (item, NO_DEPS)})

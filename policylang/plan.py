@@ -17,6 +17,7 @@ from typing import Union
 import attrs
 
 from .source import NO_SPAN, Span
+from .target import DEFAULT as DEFAULT_TARGET, Target
 
 
 def _origin():
@@ -341,6 +342,9 @@ class Plan:
     plugins: tuple
     percentage_of_nodes_to_score: "int | None" = None
     origin: Span = _origin()
+    # The Kubernetes version and feature gates the plan decides as: `kubernetes.…` in the
+    # policies was folded into constants for it when it was compiled.
+    target: Target = attrs.field(default=DEFAULT_TARGET, kw_only=True)
 
     @property
     def filter_plugins(self):

@@ -76,9 +76,15 @@ def _is_held(r) -> bool:
     return isinstance(r, Held)
 
 
-def eval_json(decisions: Iterable[Decision]) -> str:
-    return json.dumps({"schema": EVAL_SCHEMA, "results": [held_json(d) if _is_held(d) else decision_json(d)
-                                                          for d in decisions]}, indent=2)
+def kubernetes_json(target=None) -> dict:
+    """Which Kubernetes decided: the version, and the feature gates set on the command line."""
+    from .target import DEFAULT
+    return (DEFAULT if target is None else target).json()
+
+
+def eval_json(decisions: Iterable[Decision], target=None) -> str:
+    return json.dumps({"schema": EVAL_SCHEMA, "kubernetes": kubernetes_json(target),
+                       "results": [held_json(d) if _is_held(d) else decision_json(d) for d in decisions]}, indent=2)
 
 
 # ---- text ------------------------------------------------------------------------
@@ -243,9 +249,10 @@ def simulate_summary(placements) -> dict:
     }
 
 
-def simulate_json(placements, state) -> str:
+def simulate_json(placements, state, target=None) -> str:
     doc = {
         "schema": SIMULATE_SCHEMA,
+        "kubernetes": kubernetes_json(target),
         "placements": [{
             "pod": {"namespace": p.pod.metadata.namespace, "name": p.pod.metadata.name},
             "node": p.node,
@@ -307,7 +314,7 @@ def simulate_text(placements, state, style: Style) -> str:
 EXPLAIN_SCHEMA = "policylang/explain/v1"
 
 
-def explain_json(explanations) -> str:
+def explain_json(explanations, target=None) -> str:
     results = []
     for e in explanations:
         if _is_held(e):
@@ -324,7 +331,8 @@ def explain_json(explanations) -> str:
         doc["suggestions"] = [_suggestion_json(s) for s in e.suggestions]
         doc["withheld"] = [_suggestion_json(s) for s in e.withheld]
         results.append(doc)
-    return json.dumps({"schema": EXPLAIN_SCHEMA, "results": results}, indent=2)
+    return json.dumps({"schema": EXPLAIN_SCHEMA, "kubernetes": kubernetes_json(target), "results": results},
+                      indent=2)
 
 
 def _suggestion_json(s) -> dict:

@@ -29,6 +29,7 @@ from .diagnostics import InputError, PolicyError
 from .extender import BadRequest, Encoded, Extender, Outcome, PlanFailed
 from .run.framework import PlanRuntimeError
 from .run.vector import NodeCache
+from .target import DEFAULT as DEFAULT_TARGET, Target
 
 VERBS = ("filter", "prioritize", "preempt", "mutate")
 DEFAULT_MAX_REQUEST = 32 * 2**20
@@ -52,6 +53,7 @@ class Options:
     decision_log: Optional[str] = None
     reload_interval: float = 2.0
     request_timeout: Optional[float] = DEFAULT_REQUEST_TIMEOUT    # None: no deadline
+    target: Target = DEFAULT_TARGET     # the Kubernetes version and feature gates decided as
 
 
 def _signature(paths) -> tuple:
@@ -91,7 +93,7 @@ class Policy:
         else:
             program = load_program(stdlib_dir() / "default.sched")
             files = ()
-        plans = compile_all(check(program))
+        plans = compile_all(check(program), options.target)
         if options.profile is not None and options.config is None and not files:
             if options.profile not in plans:
                 raise InputError(f"no profile named '{options.profile}' (the stdlib has: {', '.join(sorted(plans))})")
@@ -319,7 +321,8 @@ def build_app(server: Server):
             if outcome is not None:
                 for plugin, count in outcome.rejections.items():
                     server.metrics.rejections.labels(plugin).inc(count)
-                _log(server.decisions, verb=verb, pod=outcome.pod, profile=outcome.profile, passed=outcome.passed,
+                _log(server.decisions, verb=verb, pod=outcome.pod, profile=outcome.profile,
+                     kubernetes_version=server.options.target.version, passed=outcome.passed,
                      rejections=outcome.rejections, error=outcome.error or None,
                      ms=round((time.perf_counter() - started) * 1000, 3))
             else:
@@ -417,7 +420,7 @@ def run(options: Options, listen: Listen, log=sys.stderr) -> int:
     server = Server(options, log=log)
     scheme = "https" if listen.tls_cert else "http"
     _log(log, event="serving", url=f"{scheme}://{listen.address}:{listen.port}", profiles=sorted(server.policy.plans),
-         nodes=len(server.source.state.nodes))
+         nodes=len(server.source.state.nodes), kubernetes=options.target.json())
     try:
         _Uvicorn(uvicorn_config(build_app(server), listen)).run()
     finally:

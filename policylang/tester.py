@@ -84,11 +84,14 @@ def discover(paths: list[str]) -> list[Path]:
     return out
 
 
-def run_file(path: Path, coverage: Coverage | None = None) -> list[Outcome]:
-    import time
+def run_file(path: Path, coverage: Coverage | None = None, target=None) -> list[Outcome]:
+    """The file's tests, decided as ``target`` (--kubernetes-version, --feature-gates), or as the
+    file's own ``kubernetes: {version, featureGates}`` when it names one."""
+    from .cluster.validation.core import admitted_as
 
     doc = _load_yaml(path)
     _validate(doc, str(path))
+    target = _target(doc.get("kubernetes"), str(path)) or target
     base = path.parent
     profile = doc.get("profile")
     if profile is not None and not isinstance(profile, str):
@@ -99,10 +102,17 @@ def run_file(path: Path, coverage: Coverage | None = None) -> list[Outcome]:
             raise InputError(f"{profile!r} is outside the test file's directory and the stdlib "
                              f"(allow another directory with --allow-root)", path=str(path), field="profile")
         profile = str((base / profile).resolve())
-    plans = load_plans(profile, base=base)
+    plans = load_plans(profile, base=base, target=target)
     exe = Executable(next(iter(plans.values())))
     if coverage is not None:
         coverage.add_plan(exe)
+    with admitted_as(target):
+        return _run_tests(doc, exe, base, path, coverage)
+
+
+def _run_tests(doc: dict, exe, base: Path, path: Path, coverage) -> list[Outcome]:
+    import time
+
     state = _cluster(doc.get("cluster"), base, path)
     outcomes = []
     for i, case in enumerate(doc.get("tests") or []):
@@ -121,6 +131,28 @@ def run_file(path: Path, coverage: Coverage | None = None) -> list[Outcome]:
         outcomes.append(Outcome(str(path), case.get("name", where), tuple(_compare(case["expect"], decision)),
                                 time.perf_counter() - started))
     return outcomes
+
+
+def _target(spec, path: str):
+    """A test file's ``kubernetes:`` (target.py), or None."""
+    from .target import make_target
+
+    if spec is None:
+        return None
+    if not isinstance(spec, dict) or set(spec) - {"version", "featureGates"}:
+        raise InputError("expected {version: \"1.34\"|\"1.35\", featureGates: {NAME: true|false}}", path=path,
+                         field="kubernetes")
+    gates = spec.get("featureGates") or {}
+    if not isinstance(gates, dict) or not all(isinstance(k, str) and isinstance(v, bool) for k, v in gates.items()):
+        raise InputError("expected a mapping of gate names to true or false", path=path, field="kubernetes.featureGates")
+    version = spec.get("version")
+    if version is not None and not isinstance(version, str):
+        raise InputError(f"expected a version as a string (\"1.34\"), got {version!r}", path=path,
+                         field="kubernetes.version")
+    try:
+        return make_target(version, ",".join(f"{k}={str(v).lower()}" for k, v in gates.items()))
+    except InputError as err:
+        raise InputError(err.message, path=path, field="kubernetes") from None
 
 
 def _validate(doc: dict, path: str) -> None:

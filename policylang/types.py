@@ -195,6 +195,12 @@ def record_fields(name: str) -> dict[str, FieldInfo]:
     """API field name → FieldInfo for a named record type."""
     if name == "Cluster":
         return {k: FieldInfo(of_type(), None, k) for k, (of_type, _) in CLUSTER_FIELDS.items()}
+    if name == "Kubernetes":    # the `kubernetes` scope: the target's version and gates (target.py)
+        return {"version": FieldInfo(STRING, None), "minor": FieldInfo(INT, None),
+                "gates": FieldInfo(record("FeatureGates"), None)}
+    if name == "FeatureGates":
+        from .target import GATES
+        return {gate: FieldInfo(BOOL, None) for gate in GATES}
     cls = MODEL_CLASSES.get(name)
     if cls is None:
         return {}

@@ -55,14 +55,10 @@ def golden(request):
     return check
 
 
-@pytest.fixture(scope="module")
-def oracle():
-    """kube-scheduler's framework (oracle/, built by make test), for the differential tests:
-    skipped with a one-line reason where it cannot be had, a failure where
-    POLICYLANG_REQUIRE_ORACLE is set (CI)."""
+def _oracle(version: str):
     from kube_oracle import Oracle, OracleUnavailable, oracle_binary, required
     try:
-        binary = oracle_binary()
+        binary = oracle_binary(version)
     except OracleUnavailable as err:
         if required():
             pytest.fail(f"POLICYLANG_REQUIRE_ORACLE is set, but: {err}")
@@ -70,6 +66,21 @@ def oracle():
     o = Oracle(binary)
     yield o
     o.close()
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    """kube-scheduler v1.35's framework (oracle/, built by make test), for the differential
+    tests: skipped with a one-line reason where it cannot be had, a failure where
+    POLICYLANG_REQUIRE_ORACLE is set (CI)."""
+    yield from _oracle("1.35")
+
+
+@pytest.fixture(scope="module")
+def oracle_134():
+    """The same oracle built against k8s.io/kubernetes v1.34.4 (oracle/k8s-1.34.mod), for
+    tests/test_oracle_134.py; skipped or failed as ``oracle`` is."""
+    yield from _oracle("1.34")
 
 
 @pytest.fixture(scope="session")

@@ -2,9 +2,10 @@
 scenarios as policylang, for the differential tests (tests/test_oracle.py) and the
 conformance cases whose expectations it produced.
 
-``oracle/build.sh`` builds it once into ``${XDG_CACHE_HOME:-~/.cache}/policylang/oracle/<key>``
-(``make oracle``); :func:`oracle_binary` runs that script, which reuses the binary when the
-module is unchanged. Without Go the oracle is unavailable: its tests skip, unless
+``oracle/build.sh VERSION`` builds it once per Kubernetes version (1.35 against k8s.io/kubernetes
+v1.35.4, 1.34 against v1.34.4, from the same sources) into
+``${XDG_CACHE_HOME:-~/.cache}/policylang/oracle/<key>`` (``make oracle`` builds both);
+:func:`oracle_binary` runs that script, which reuses the binary when the module is unchanged. Without Go the oracle is unavailable: its tests skip, unless
 ``POLICYLANG_REQUIRE_ORACLE=1`` (CI) turns the skip into a failure.
 """
 
@@ -27,12 +28,13 @@ class OracleUnavailable(Exception):
 
 
 @lru_cache(maxsize=None)
-def oracle_binary() -> str:
+def oracle_binary(version: str = "1.35") -> str:
+    """The oracle of kube-scheduler ``version`` (1.34 or 1.35), built if need be."""
     if shutil.which("go") is None:
-        raise OracleUnavailable("go is not on PATH: the kube-scheduler oracle cannot be built")
-    done = subprocess.run([str(BUILD)], capture_output=True, text=True)
+        raise OracleUnavailable(f"go is not on PATH: the kube-scheduler {version} oracle cannot be built")
+    done = subprocess.run([str(BUILD), version], capture_output=True, text=True)
     if done.returncode != 0:
-        raise OracleUnavailable(f"oracle/build.sh failed:\n{done.stderr[-4000:]}")
+        raise OracleUnavailable(f"oracle/build.sh {version} failed:\n{done.stderr[-4000:]}")
     return done.stdout.strip().splitlines()[-1]
 
 
@@ -45,11 +47,12 @@ class Oracle:
         self._lock = threading.Lock()
 
     def run(self, objects: list, pods: list, config: str = "", preemption: bool = True,
-            percentage: "int | None" = None, mode: str = "eval") -> dict:
+            percentage: "int | None" = None, mode: str = "eval", feature_gates: "dict | None" = None) -> dict:
         """One scenario: ``eval`` decides each pod on its own (policylang/eval/v1), ``simulate``
-        places them one after another (policylang/simulate/v1)."""
+        places them one after another (policylang/simulate/v1); ``feature_gates`` set for it
+        alone, as kube-scheduler's --feature-gates sets them."""
         scenario = {"objects": objects, "pods": pods, "config": config, "preemption": preemption,
-                    "percentage": percentage, "mode": mode}
+                    "percentage": percentage, "mode": mode, "featureGates": feature_gates or {}}
         with self._lock:
             self._proc.stdin.write(json.dumps(scenario) + "\n")
             self._proc.stdin.flush()

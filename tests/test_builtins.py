@@ -19,7 +19,9 @@ from policylang.run.vector import builtin_forms
 # "node" may look up its node there, and only there.
 NODE_STATIC = frozenset({"nodes", "csi_nodes", "image_holder_mask", "nodes_with_image"})
 # Arguments the builtin needs to read anything at all (a kind it knows).
-ARGUMENTS = {"placed_terms_for": ("requiredAffinity", {"app": "web"})}
+# Arguments where a sample of each parameter's type would not do (a function: of the state).
+ARGUMENTS = {"placed_terms_for": ("requiredAffinity", {"app": "web"}),
+             "allocate_claims": lambda state: (state.nodes["node-0"], [], "1.35")}
 
 
 def _state() -> ClusterState:
@@ -99,6 +101,8 @@ def _reads(b: bi.Builtin) -> "tuple[_Log, str | None]":
     the node it is given, if any."""
     state = _state()
     args = ARGUMENTS.get(b.name) or tuple(_sample(t, state) for t in b.params)
+    if callable(args):
+        args = args(state)
     node = next((a.metadata.name for a, t in zip(args, b.params) if t.kind == "record" and t.name == "Node"), None)
     log = _Log()
     try:

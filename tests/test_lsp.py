@@ -226,8 +226,9 @@ async def test_hover_on_a_field_shows_its_api_path_type_and_default(client: Lang
 
 async def test_hover_on_a_builtin_a_def_and_a_param(client: LanguageClient):
     from policylang.builtins import REGISTRY
-    builtin = await _hover(client, stdlib_dir() / "taint_toleration.sched", "tolerates(tol")
-    assert "tolerates(Toleration, Taint) -> bool" in builtin and REGISTRY["tolerates"].doc in builtin
+    builtin = await _hover(client, stdlib_dir() / "taint_toleration.sched", "tolerates_taint(tol")
+    assert ("tolerates_taint(Toleration, Taint, bool) -> bool" in builtin
+            and REGISTRY["tolerates_taint"].doc in builtin)
     assert "def wants_gpu(p)" in await _hover(client, GPU, "wants_gpu(pod)")
     aggregate = await _hover(client, GPU, "any(c in p.spec")
     assert aggregate.startswith("```sched\nany: bool\n```") and "whether c holds for some x of xs" in aggregate
@@ -265,7 +266,7 @@ async def test_definition_of_a_def_a_param_and_a_let(client: LanguageClient):
     assert p.range.start == _at(text, "gpuLabel:")
     path = stdlib_dir() / "taint_toleration.sched"
     stdlib = path.read_text()
-    let = await _definition(client, path, "tolerations where tolerates", 0)
+    let = await _definition(client, path, "tolerations\n                                      where tolerates", 0)
     assert let.range.start == _at(stdlib, "tolerations = pod.spec.tolerations")
 
 

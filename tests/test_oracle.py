@@ -29,8 +29,8 @@ def default_profile() -> Executable:
     return Executable(load_plans()["default-scheduler"])
 
 
-def policylang_result(cluster: S.Cluster, pod: dict, preemption: bool = True) -> dict:
-    decision = schedule(default_profile(), cluster.state(), S.structure(pod), preemption=preemption)
+def policylang_result(cluster: S.Cluster, pod: dict, preemption: bool = True, exe: Executable | None = None) -> dict:
+    decision = schedule(exe or default_profile(), cluster.state(), S.structure(pod), preemption=preemption)
     return json.loads(json.dumps(decision_json(decision)))
 
 
@@ -76,9 +76,11 @@ def arrival_orders(pods: tuple):
         yield tuple(shuffled)
 
 
-def assert_same(oracle: Oracle, cluster: S.Cluster, pod: dict, preemption: bool = True) -> None:
+def assert_same(oracle: Oracle, cluster: S.Cluster, pod: dict, preemption: bool = True,
+                exe: Executable | None = None) -> None:
+    """``exe``: the profile that decides as the oracle's version (default: v1.35's default profile)."""
     note(json.dumps({"objects": cluster.raw, "pod": pod}))
-    ours = comparable(policylang_result(cluster, pod, preemption))
+    ours = comparable(policylang_result(cluster, pod, preemption, exe))
     theirs = comparable(oracle_result(oracle, cluster, pod, preemption))
     tries = PREEMPTION_TIE_TRIES if theirs["nominated_node"] is not None else 0
     for pods in islice(arrival_orders(cluster.pods), tries):
@@ -151,12 +153,13 @@ def simulate_comparable(doc: dict) -> dict:
     }
 
 
-def policylang_simulation(cluster: S.Cluster, pods: list, preemption: bool = True) -> dict:
+def policylang_simulation(cluster: S.Cluster, pods: list, preemption: bool = True,
+                          exe: Executable | None = None) -> dict:
     from policylang.report import simulate_json
     from policylang.simulate import simulate
 
     state = cluster.state()
-    placements = simulate({"default-scheduler": default_profile()}, state, [S.structure(p) for p in pods],
+    placements = simulate({"default-scheduler": exe or default_profile()}, state, [S.structure(p) for p in pods],
                           preemption=preemption)
     return json.loads(simulate_json(placements, state))
 
@@ -166,9 +169,12 @@ def policylang_simulation(cluster: S.Cluster, pods: list, preemption: bool = Tru
 def test_batch(oracle, case):
     """simulate: the queue's order, each placement (node, message, nominated node, victims)
     with every earlier pod bound, and the utilisation at the end."""
-    cluster, pods = case
+    assert_same_batch(oracle, *case)
+
+
+def assert_same_batch(oracle: Oracle, cluster: S.Cluster, pods: list, exe: Executable | None = None) -> None:
     note(json.dumps({"objects": [*cluster.nodes, *cluster.pods], "pods": pods}))
-    ours = simulate_comparable(policylang_simulation(cluster, pods))
+    ours = simulate_comparable(policylang_simulation(cluster, pods, exe=exe))
     theirs = simulate_comparable(oracle.run([*cluster.nodes, *cluster.pods], pods, mode="simulate"))
     preempted = any(p["nominated_node"] for p in theirs["placements"])
     tries = PREEMPTION_TIE_TRIES if preempted else 0

@@ -62,17 +62,17 @@ def shares_pools(cluster: S.Cluster) -> bool:
     return any(wide + sum(1 for s in slices if s.get("nodeName") == n) >= 2 for n in cluster.node_names)
 
 
-def policylang_result(cluster: S.Cluster, pod: dict, preemption: bool) -> dict:
+def policylang_result(cluster: S.Cluster, pod: dict, preemption: bool, exe=None) -> dict:
     """As `policylang eval` decides: the claims of the pod's templates made first (as the
     resourceclaim controller makes them; the oracle does the same)."""
     state = cluster.state()
-    decision = schedule(default_profile(), state, instantiate(state, S.structure(pod)), preemption=preemption)
+    decision = schedule(exe or default_profile(), state, instantiate(state, S.structure(pod)), preemption=preemption)
     return json.loads(json.dumps(decision_json(decision)))
 
 
-def assert_same(oracle, cluster: S.Cluster, pod: dict, preemption: bool) -> None:
+def assert_same(oracle, cluster: S.Cluster, pod: dict, preemption: bool, exe=None) -> None:
     note(json.dumps({"objects": cluster.raw, "pod": pod}))
-    ours = comparable(policylang_result(cluster, pod, preemption))
+    ours = comparable(policylang_result(cluster, pod, preemption, exe))
     theirs = comparable(oracle_result(oracle, cluster, pod, preemption))
     orders = arrival_orders(cluster.pods)
     tries = POOL_ORDER_TRIES if shares_pools(cluster) or theirs["nominated_node"] is not None else 0

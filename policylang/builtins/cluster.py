@@ -171,8 +171,19 @@ def _taint(key, value, effect):
     return model.Taint(key=key, value=value, effect=effect)
 
 
-builtin("tolerates", [record("Toleration"), record("Taint")], BOOL,
-        "Whether the toleration tolerates the taint (the API's Toleration.ToleratesTaint).")(tolerates)
+@builtin("tolerates", [record("Toleration"), record("Taint")], BOOL,
+         "Whether the toleration tolerates the taint (the API's Toleration.ToleratesTaint; Lt and Gt "
+         "tolerate nothing, as without the TaintTolerationComparisonOperators gate).")
+def _tolerates(tol, taint):
+    return tolerates(tol, taint)
+
+
+@builtin("tolerates_taint", [record("Toleration"), record("Taint"), BOOL], BOOL,
+         "Toleration.ToleratesTaint as v1.35 has it: with the third argument (the "
+         "TaintTolerationComparisonOperators gate) true, Lt and Gt compare the taint's value with the "
+         "toleration's as decimal integers.")
+def _tolerates_taint(tol, taint, comparison_operators):
+    return tolerates(tol, taint, comparison_operators)
 
 
 builtin("selector_matches", [record("LabelSelector"), map_of(STRING, STRING)], BOOL,
@@ -374,17 +385,20 @@ def _device_class(state, name):
 ALLOCATION = anon_record([("results", list_of(record("AllocationResult"))), ("failure", STRING)])
 
 
-@builtin("allocate_claims", [record("Node"), list_of(record("ResourceClaim"))], ALLOCATION,
+@builtin("allocate_claims", [record("Node"), list_of(record("ResourceClaim")), STRING], ALLOCATION,
          "The structured-parameters allocator (policylang/dra/structured.py, structured.Allocator's Allocate) "
+         "of Kubernetes version (\"1.34\" or \"1.35\": kubernetes.version) "
          "for these claims together on the node, with the ResourceSlices the node can reach, the device "
          "classes and the devices other claims hold: {results, failure}. results: one AllocationResult per "
          "claim, in order, or null when they cannot all be allocated there; failure: upstream's text when the "
          "allocation failed on this node (invalid resource pools), else null. An error of a claim or a class "
          "(a CEL runtime error) is an error of the policy.", reads="cluster")
-def _allocate_claims(state, node, claims):
-    from ..dra.structured import AllocationError, FailedAllocationOnNode
+def _allocate_claims(state, node, claims, version):
+    from ..dra.structured import FEATURES, AllocationError, FailedAllocationOnNode
+    if version not in FEATURES:
+        raise EvalError(f"allocate_claims: no allocator of Kubernetes {version!r} (one of {', '.join(FEATURES)})")
     try:
-        results = state.allocate_claims(node, claims or [])
+        results = state.allocate_claims(node, claims or [], version)
     except FailedAllocationOnNode as err:
         return {"results": None, "failure": str(err)}
     except AllocationError as err:

@@ -15,7 +15,13 @@ from ..diagnostics import InputError, PolicyError
 from ..inputs import input_size_limit, stdin_unread
 from ..roots import allowed_roots
 from . import author, decide, deploy, forecast
-from .common import EXIT_INTERNAL, EXIT_INTERRUPTED, TimedOut, input_arguments
+from .common import EXIT_INTERNAL, EXIT_INTERRUPTED, TimedOut, input_arguments, target_of
+
+
+def _admitted_as(args):
+    """Objects read are validated as the --kubernetes-version's API server, with its gates, would."""
+    from ..cluster.validation.core import admitted_as
+    return admitted_as(target_of(args) if hasattr(args, "kubernetes_version") else None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with allowed_roots(args.allow_root), input_size_limit(args.max_input_size), stdin_unread(), \
                 _quiet_when_pipe_closes(), deep_recursion(), max_cost(args.max_cost, args.max_total_cost), \
-                _time_limit(getattr(args, "timeout", None)):
+                _time_limit(getattr(args, "timeout", None)), _admitted_as(args):
             return args.run(args)
     except PolicyError as err:
         print(err.render(), file=sys.stderr)

@@ -9,6 +9,7 @@ from pathlib import Path
 from .. import load_plans
 from ..diagnostics import InputError, PolicyError
 from ..inputs import read_source
+from .common import target_arguments, target_of
 
 
 def register(sub) -> None:
@@ -20,6 +21,7 @@ def register(sub) -> None:
     pl.add_argument("--vector", action="store_true",
                     help="under each step, what the vector executor's passes decided about it (kept per node, "
                          "keyed by what, run as a batch)")
+    target_arguments(pl)
     pl.set_defaults(run=cmd_plan)
 
     f = sub.add_parser("fmt", help="rewrite .sched files in the canonical layout")
@@ -33,6 +35,7 @@ def register(sub) -> None:
     t.add_argument("paths", nargs="+", help="test files or directories")
     t.add_argument("--format", choices=("text", "junit"), default="text")
     t.add_argument("--coverage", action="store_true", help="show reject statements and scores no test exercised")
+    target_arguments(t)
     t.set_defaults(run=cmd_test)
 
     c = sub.add_parser("check", help="parse and type-check .sched files")
@@ -61,7 +64,7 @@ def cmd_plan(args) -> int:
     notes = None
     if args.vector:
         from ..run.vector.passes import describe as notes
-    for plan in load_plans(args.profile, args.config, alone=True).values():
+    for plan in load_plans(args.profile, args.config, alone=True, target=target_of(args)).values():
         print(plan_text(plan, notes))
     return 0
 
@@ -135,7 +138,8 @@ def cmd_test(args) -> int:
     from ..tester import Coverage, discover, junit, run_file
 
     coverage = Coverage() if args.coverage else None
-    outcomes = [o for path in discover(args.paths) for o in run_file(path, coverage)]
+    k8s = target_of(args)
+    outcomes = [o for path in discover(args.paths) for o in run_file(path, coverage, k8s)]
     if args.format == "junit":
         print(junit(outcomes))
     else:

@@ -58,6 +58,23 @@ def executor_argument(p: argparse.ArgumentParser) -> None:
                         "the vector executor has compiled the plan, else vector")
 
 
+def target_arguments(p: argparse.ArgumentParser) -> None:
+    """The Kubernetes to decide as (README: Kubernetes versions and feature gates)."""
+    from ..target import GATES, VERSIONS
+    p.add_argument("--kubernetes-version", metavar="|".join(VERSIONS),
+                   help="decide as this kube-scheduler version does: its reasons, formulas and feature gate defaults "
+                        "(default 1.35)")
+    p.add_argument("--feature-gates", metavar="A=true,B=false",
+                   help="set feature gates as kube-scheduler's --feature-gates does; the gates that change what the "
+                        f"stdlib decides: {', '.join(GATES)} (a gate the version does not have, or locks, is refused)")
+
+
+def target_of(args):
+    """The target of --kubernetes-version and --feature-gates (an InputError when refused)."""
+    from ..target import make_target
+    return make_target(getattr(args, "kubernetes_version", None), getattr(args, "feature_gates", None))
+
+
 def percentage(text: str) -> int:
     """--percentage-of-nodes-to-score, refused outside 0..100 as kube-scheduler's configuration
     validation refuses it (pkg/scheduler/apis/config/validation/validation.go)."""

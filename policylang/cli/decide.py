@@ -13,7 +13,8 @@ from ..cost import CostExceeded
 from ..diagnostics import InputError
 from .common import (check_report_target, check_state_target, claims_made, cluster_arguments, cluster_state,
                      executor_argument, load_cluster, narrowed, percentage, pod_arguments, pods_in, profile_chooser,
-                     progress_bar, replicas_argument, report_argument, state_for, timeout_argument, write_report)
+                     progress_bar, replicas_argument, report_argument, state_for, target_arguments, target_of,
+                     timeout_argument, write_report)
 from .common import EXIT_INTERRUPTED, TimedOut
 
 
@@ -88,6 +89,7 @@ def register(sub) -> None:
         report_argument(verb)
     for verb in (e, x, sm, d):
         timeout_argument(verb)
+        target_arguments(verb)
 
 
 def cmd_eval(args) -> int:
@@ -97,7 +99,8 @@ def cmd_eval(args) -> int:
 
     if args.config and args.profile:
         raise InputError("give --profile or --config, not both")
-    plans = load_plans(args.profile, args.config)
+    k8s = target_of(args)
+    plans = load_plans(args.profile, args.config, target=k8s)
     state, where, namespace = cluster_state(args, narrowed(args))
     found = targets(args.pod, args.namespace or namespace, state, where, args.replicas)
     profile_for = profile_chooser(plans, every_pod=bool(args.profile), executor=args.executor, state=state,
@@ -117,7 +120,7 @@ def cmd_eval(args) -> int:
             results.append(schedule(exe, state_for(state, pod), pod, rng=rng, preemption=not args.no_preemption,
                                     sampling=sampling))
     if args.output == "json":
-        print(eval_json(results))
+        print(eval_json(results, k8s))
     else:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         print(eval_text(results, Style(color)))
@@ -153,7 +156,8 @@ def cmd_explain(args) -> int:
 
     if args.config and args.profile:
         raise InputError("give --profile or --config, not both")
-    plans = load_plans(args.profile, args.config)
+    k8s = target_of(args)
+    plans = load_plans(args.profile, args.config, target=k8s)
     state, where, namespace = cluster_state(args, narrowed(args))
     found = targets(args.pod, args.namespace or namespace, state, where, args.replicas)
     profile_for = profile_chooser(plans, every_pod=bool(args.profile), executor=args.executor, state=state,
@@ -178,12 +182,12 @@ def cmd_explain(args) -> int:
     if progress:
         print(file=sys.stderr)
     if args.output == "json":
-        print(explain_json(explanations))
+        print(explain_json(explanations, k8s))
     elif args.output == "yaml":
         import json
 
         import yaml
-        print(yaml.safe_dump(json.loads(explain_json(explanations)), sort_keys=False, width=120), end="")
+        print(yaml.safe_dump(json.loads(explain_json(explanations, k8s)), sort_keys=False, width=120), end="")
     else:
         print(explain_text(explanations, Style(sys.stdout.isatty() and not os.environ.get("NO_COLOR")),
                            every=args.every))
@@ -200,7 +204,8 @@ def cmd_simulate(args) -> int:
     if args.write_state:
         check_state_target(args.write_state, args.cluster or [])
     check_report_target(args)
-    plans = load_plans(args.profile, args.config)
+    k8s = target_of(args)
+    plans = load_plans(args.profile, args.config, target=k8s)
     # Like kube-scheduler, a pod whose schedulerName has no profile is left alone, unless one
     # profile was named explicitly.
     state, _, _ = cluster_state(args)
@@ -226,7 +231,7 @@ def cmd_simulate(args) -> int:
     if args.write_state and not interrupted:
         write_state(state, args.write_state)
     if args.output == "json":
-        print(simulate_json(placements, state))
+        print(simulate_json(placements, state, k8s))
     else:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         print(simulate_text(placements, state, Style(color)))
@@ -258,7 +263,7 @@ def cmd_diff(args) -> int:
         # documents or in a ConfigMap), not by its file name.
         is_config = how == "config" or (not policy.endswith(".sched") and Path(policy).is_file()
                                         and is_configuration(policy))
-        plans = load_plans(None if is_config else policy, policy if is_config else None)
+        plans = load_plans(None if is_config else policy, policy if is_config else None, target=target_of(args))
         state = load_cluster(args.cluster) if live is None else ClusterState.build(live.objects())
         pods = pods_in(args.pods, state, args.replicas)
         placements = simulate(profile_chooser(plans, every_pod=not is_config), state, pods,

@@ -9,7 +9,8 @@ import sys
 
 from .. import load_plans
 from ..diagnostics import InputError
-from .common import byte_size, check_state_target, cluster_arguments, cluster_state, live, seconds
+from .common import (byte_size, check_state_target, cluster_arguments, cluster_state, live, seconds, target_arguments,
+                     target_of)
 
 
 def register(sub) -> None:
@@ -69,6 +70,7 @@ def register(sub) -> None:
     sv.add_argument("--request-timeout", type=seconds, default=4.0, metavar="SECONDS",
                     help="the deadline on each request's policy work, after which it is answered with an error "
                          "(default 4: under kube-scheduler's 5 s extender httpTimeout)")
+    target_arguments(sv)
     sv.set_defaults(run=cmd_serve)
 
 
@@ -154,6 +156,6 @@ def cmd_serve(args) -> int:
                       kubeconfig=args.kubeconfig, context=args.context or None, in_cluster=args.in_cluster,
                       executor=args.executor, max_request_bytes=args.max_request_size,
                       decision_log=args.decision_log, reload_interval=args.reload_interval,
-                      request_timeout=args.request_timeout)
+                      request_timeout=args.request_timeout, target=target_of(args))
     return run(options, Listen(args.address, args.port, args.tls_cert, args.tls_key, args.client_ca))
 

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from .. import load_plans
 from ..diagnostics import InputError
-from .common import check_report_target, load_cluster, load_objects, pods_in, profile_chooser, report_argument, write_report
+from .common import (check_report_target, load_cluster, load_objects, pods_in, profile_chooser, report_argument,
+                     target_arguments, target_of, write_report)
 
 if TYPE_CHECKING:
     from ..cluster.model import Pod
@@ -26,6 +27,7 @@ def register(sub) -> None:
     w.add_argument("--config", metavar="PATH", help="a KubeSchedulerConfiguration file")
     w.add_argument("-o", "--output", choices=("text", "json"), default="text")
     w.add_argument("--no-preemption", action="store_true")
+    target_arguments(w)
     w.set_defaults(run=cmd_whatif)
 
     ca = sub.add_parser("capacity", help="how many more pods fit, where and why not; or how many nodes to add")
@@ -44,6 +46,7 @@ def register(sub) -> None:
     ca.add_argument("--profile", metavar="PATH|NAME")
     ca.add_argument("--config", metavar="PATH", help="a KubeSchedulerConfiguration file")
     ca.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    target_arguments(ca)
     ca.set_defaults(run=cmd_capacity)
 
     for verb in (w, ca):
@@ -59,7 +62,7 @@ def cmd_whatif(args) -> int:
         raise InputError("give --profile or --config, not both")
     events = [parse_event(e) for e in args.event]
     check_report_target(args)
-    plans = load_plans(args.profile, args.config)
+    plans = load_plans(args.profile, args.config, target=target_of(args))
     profile_for = profile_chooser(plans, every_pod=bool(args.profile) or not args.config)
     outcome = whatif(profile_for, load_cluster(args.cluster), events, preemption=not args.no_preemption)
     if args.output == "json":
@@ -107,7 +110,7 @@ def cmd_capacity(args) -> int:
     state = load_cluster(args.cluster)
     # The inputs are read (and refused) before the profile is compiled, which takes longer.
     ask = _nodes_question(args, state) if args.node_template else _headroom_question(args, state)
-    plans = load_plans(args.profile, args.config)
+    plans = load_plans(args.profile, args.config, target=target_of(args))
     text, doc, page, code = ask(profile_chooser(plans, every_pod=bool(args.profile) or not args.config))
     print(json.dumps(doc, indent=2) if args.output == "json" else text)
     write_report(args, page)

@@ -2,7 +2,8 @@
 builtins (which declare them to policies) and the cluster state (whose indexes count pods by
 the selectors) both use.
 
-- ``tolerates``: Toleration.ToleratesTaint;
+- ``tolerates``: Toleration.ToleratesTaint (with the TaintTolerationComparisonOperators gate
+  given, v1.35's Lt and Gt);
 - ``selector_matches``: a LabelSelector against a label map (metav1.LabelSelectorAsSelector);
 - ``label_selector_error``: why LabelSelectorAsSelector rejects a selector, in apimachinery's words;
 - ``term_matches`` / ``node_selector_matches``: NodeSelectorTerms (nodeaffinity.NodeSelector);
@@ -17,8 +18,12 @@ import re
 
 from . import model
 
-def tolerates(tol, taint) -> bool:
-    """Whether the toleration tolerates the taint (the API's Toleration.ToleratesTaint)."""
+def tolerates(tol, taint, comparison_operators: bool = False) -> bool:
+    """Whether the toleration tolerates the taint (the API's Toleration.ToleratesTaint,
+    k8s.io/api core/v1/toleration.go). ``comparison_operators`` is v1.35's
+    TaintTolerationComparisonOperators gate: with it, Lt and Gt compare the taint's value with the
+    toleration's as decimal integers (a value that is not one tolerates nothing); without it, and
+    in v1.34, such a toleration tolerates nothing."""
     if tol is None or taint is None:
         return False
     if tol.effect and tol.effect != taint.effect:
@@ -29,7 +34,24 @@ def tolerates(tol, taint) -> bool:
         return True
     if tol.operator in ("Equal", ""):
         return tol.value == taint.value
+    if tol.operator in ("Lt", "Gt") and comparison_operators:
+        wanted, have = decimal_integer(tol.value), decimal_integer(taint.value)
+        if wanted is None or have is None:
+            return False
+        return have < wanted if tol.operator == "Lt" else have > wanted
     return False
+
+
+_DECIMAL_INTEGER = re.compile(r"0|-?[1-9][0-9]*")
+
+
+def decimal_integer(text: str) -> "int | None":
+    """``text`` as content.IsDecimalInteger and strconv.ParseInt(text, 10, 64) accept it (no sign
+    but a leading minus, no leading zeros, 64 bits), or None."""
+    if not _DECIMAL_INTEGER.fullmatch(text or ""):
+        return None
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else None
 
 
 def selector_matches(selector, labels) -> bool:

@@ -391,8 +391,8 @@ class ClusterState:
     def allocated_devices(self):
         return self._devices.allocated()
 
-    def allocate_claims(self, node: model.Node, claims):
-        return self._devices.allocate(node, claims)
+    def allocate_claims(self, node: model.Node, claims, version: str = "1.35"):
+        return self._devices.allocate(node, claims, version)
 
     def assume_allocation(self, pod: model.Pod, claims, allocations) -> None:
         self._devices.assume_allocation(pod, claims, allocations)

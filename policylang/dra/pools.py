@@ -40,6 +40,7 @@ class Pool:
     invalid: bool = False
     invalid_reason: str = ""
     slices: tuple[int, ...] = ()   # positions in the SliceIndex of the slices targeting the node
+    usable: bool = True            # whether the search takes devices from it (v1.34: incomplete ones too)
 
     def __str__(self) -> str:
         return f"{self.driver}/{self.pool}"
@@ -80,15 +81,16 @@ class SliceIndex:
         self._shapes: dict[tuple, int] = {}     # what the search sees of a node's pools → a number
         self.outcomes: dict[tuple, tuple] = {}
 
-    def pools_for(self, node: "model.Node | None") -> tuple[Pool, ...]:
-        return self.view(node).pools
+    def pools_for(self, node: "model.Node | None", version: str = "1.35") -> tuple[Pool, ...]:
+        return self.view(node, version).pools
 
-    def view(self, node: "model.Node | None") -> "_NodeView":
-        """The node's pools and the devices the search can look at, made once per node object."""
-        name = node.metadata.name if node is not None else None
+    def view(self, node: "model.Node | None", version: str = "1.35") -> "_NodeView":
+        """The node's pools and the devices the search can look at, made once per node object
+        (and allocator release: search.Features.kubernetes)."""
+        name = (node.metadata.name if node is not None else None, version)
         kept = self._views.get(name)
         if kept is None or kept.node is not node:
-            kept = self._views[name] = _NodeView(self, node, gather_pools(self, node))
+            kept = self._views[name] = _NodeView(self, node, gather_pools(self, node, version))
         return kept
 
     def shape(self, pools: tuple[Pool, ...]) -> int:
@@ -158,7 +160,7 @@ class _NodeView:
     def __init__(self, index: SliceIndex, node, pools: tuple[Pool, ...]):
         self.node = node
         self.pools = pools
-        self.places = tuple((pos, di) for p in pools if not (p.incomplete or p.invalid)
+        self.places = tuple((pos, di) for p in pools if p.usable
                             for pos in p.slices for di in range(len(index.device_ids[pos])))
         self.reachable = tuple(index.device_ids[pos][di] for pos, di in self.places)
         self.position = {d: i for i, d in enumerate(self.reachable)}
@@ -224,9 +226,11 @@ def node_matches(node: Optional[model.Node], node_name: str, all_nodes: bool,
     return False
 
 
-def gather_pools(index: SliceIndex, node: model.Node) -> tuple[Pool, ...]:
+def gather_pools(index: SliceIndex, node: model.Node, version: str = "1.35") -> tuple[Pool, ...]:
     """GatherPools: the pools with devices the node can reach, each from its newest generation
-    among the slices for the node; incomplete and invalid ones marked."""
+    among the slices for the node; incomplete and invalid ones marked. ``version`` 1.34: v1.34.4's
+    (pools_incubating.go), which judges completeness by the slices for the node alone, checks
+    every pool for duplicate devices, and leaves incomplete pools usable."""
     candidates = list(index.by_node_name.get(node.metadata.name, ()) if node is not None else ())
     candidates += index.for_all_nodes
     candidates += [pos for pos in index.with_selector
@@ -245,6 +249,12 @@ def gather_pools(index: SliceIndex, node: model.Node) -> tuple[Pool, ...]:
     result = []
     for (driver, pool_name), positions in pools.items():
         first = index.slices[positions[0]].spec.pool
+        if version == "1.34":
+            pool = _build_pool(index, driver, pool_name, positions)
+            if len(positions) != first.resource_slice_count:
+                pool = attrs.evolve(pool, incomplete=True, slices=tuple(positions))
+            result.append(attrs.evolve(pool, usable=not pool.invalid))
+            continue
         if len(positions) == first.resource_slice_count:
             result.append(_build_pool(index, driver, pool_name, positions))
             continue
@@ -253,7 +263,7 @@ def gather_pools(index: SliceIndex, node: model.Node) -> tuple[Pool, ...]:
         if any(g > first.generation for g in in_pool):
             continue    # the driver is replacing this generation: ignore the pool
         if sum(g == first.generation for g in in_pool) != first.resource_slice_count:
-            result.append(Pool(driver, pool_name, incomplete=True))
+            result.append(Pool(driver, pool_name, incomplete=True, usable=False))
             continue
         result.append(_build_pool(index, driver, pool_name, positions))
     return tuple(result)
@@ -265,7 +275,8 @@ def _build_pool(index: SliceIndex, driver: str, pool_name: str, positions: list[
     for pos in positions:
         for device in index.slices[pos].spec.devices:
             if device.name in seen:
-                return Pool(driver, pool_name, invalid=True, invalid_reason=f"duplicate device name {device.name}")
+                return Pool(driver, pool_name, invalid=True, invalid_reason=f"duplicate device name {device.name}",
+                            usable=False)
             seen.add(device.name)
     return Pool(driver, pool_name, slices=tuple(positions))
 

@@ -31,6 +31,12 @@ class Features:
     device_taints: bool = False
     partitionable_devices: bool = False
     prioritized_list: bool = False
+    # Not a gate: the release whose allocator this is. v1.34.4's incubating allocator uses the
+    # devices of an incomplete pool, fails the whole attempt on an invalid one ("pool P is
+    # invalid: ..."), and judges a pool complete by the slices for the node alone; v1.35.4's skips
+    # both kinds and counts every slice of the pool (allocator_incubating.go allocateDevice,
+    # pools_incubating.go GatherPools).
+    kubernetes: str = "1.35"
 
 
 class AllocationError(Exception):
@@ -178,7 +184,7 @@ class _Allocation:
         self.index = index
         self.allocated = allocated
         self.features = features
-        self.pools = index.pools_for(node)
+        self.pools = index.pools_for(node, features.kubernetes)
         self.request_data: dict[tuple[int, int, int], _RequestData] = {}
         self.constraints: list[list[_MatchAttribute]] = [[] for _ in claims]
         self.matches: dict[tuple, dict[DeviceID, bool]] = {}    # by request key, then device
@@ -378,7 +384,9 @@ class _Allocation:
             matches = self.matches[key] = {}
         allocated, allocating, device_ids = self.allocated, self.allocating, self.index.device_ids
         for pool in self.pools:
-            if pool.incomplete or pool.invalid:
+            if pool.invalid and self.features.kubernetes == "1.34":
+                raise AllocationError(f"pool {pool.pool} is invalid: {pool.invalid_reason}")
+            if not pool.usable:
                 continue
             for pos in pool.slices:
                 ids = device_ids[pos]
@@ -515,7 +523,7 @@ def _allocate(node, claims, classes, index: SliceIndex, view: _NodeView, allocat
         if need > 200:
             sys.setrecursionlimit(limit)
     if not done:
-        if any(p.invalid for p in alloc.pools):
+        if any(p.invalid for p in alloc.pools) and alloc.features.kubernetes != "1.34":
             raise FailedAllocationOnNode("invalid resource pools were encountered")
         return None
     return tuple((tuple((r.request_name(), view.position[r.id], r.admin_access, r.tolerations)

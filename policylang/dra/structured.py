@@ -55,14 +55,17 @@ from .search import (
 
 # The allocator's API, importable from here whichever module holds it.
 __all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocationError", "DeviceID", "FailedAllocationOnNode", "Features",
-           "Pool", "Shortfall", "SliceIndex", "V1_35", "allocate", "gather_pools", "lookup_attribute",
+           "Pool", "Shortfall", "SliceIndex", "V1_34", "V1_35", "allocate", "gather_pools", "lookup_attribute",
            "node_matches", "shortfalls", "slice_index"]
 
 # dynamicresources.go AllocatorFeatures with v1.35's default gates.
 V1_35 = Features(admin_access=True, prioritized_list=True)
+# v1.34's default gates are the same (pkg/features/kube_features.go); its allocator is v1.34.4's.
+V1_34 = Features(admin_access=True, prioritized_list=True, kubernetes="1.34")
+FEATURES = {"1.34": V1_34, "1.35": V1_35}
 
 # What this transcription implements: incubating's features less the ones off in v1.35.
-_IMPLEMENTED = {"admin_access", "prioritized_list"}
+_IMPLEMENTED = {"admin_access", "prioritized_list", "kubernetes"}
 
 # ---- the API -------------------------------------------------------------------------------
 
@@ -95,7 +98,7 @@ def allocate(node: "model.Node | None", claims: Sequence[model.ResourceClaim], *
         _check_features(features)
     claims = tuple(claims)
     index = slice_index(slices)
-    view = index.view(node)
+    view = index.view(node, features.kubernetes)
     key, pinned = _outcome_key(view, claims, classes, allocated, features)
     kept = index.outcomes.get(key)
     if kept is not None and kept[0] == pinned:

@@ -22,7 +22,7 @@ from ..builtins import REGISTRY
 from ..check import STATUS_CODES
 from ..diagnostics import InputError, PolicyError
 from ..format import expr as expr_text, type_text
-from ..infer import SCOPE_TYPES
+from ..infer import GLOBALS, SCOPE_TYPES
 from ..inputs import read_text
 from ..parse import keywords, parse
 from ..plan import NORMALIZERS
@@ -214,7 +214,8 @@ def _param_doc(text: str, p: ast.Param) -> str:
 # ---- anywhere else ------------------------------------------------------------------------
 
 def _everything(analysis: Analysis) -> list[Item]:
-    items = [Item(s, "variable", str(SCOPE_TYPES.get(s, "params")), SCOPE_DOCS[s]) for s in SCOPE_DOCS]
+    items = [Item(s, "variable", str(SCOPE_TYPES.get(s) or GLOBALS.get(s) or "params"), SCOPE_DOCS[s])
+             for s in SCOPE_DOCS]
     for d in analysis.module.of_type(ast.Def):
         items.append(Item(d.name, "function", f"def {d.name}({', '.join(d.params)})",
                           comment_above(analysis.text, d.span.line)))

@@ -13,7 +13,7 @@ import attrs
 from .. import ast
 from ..builtins import REGISTRY
 from ..format import expr as expr_text, type_text
-from ..infer import SCOPE_TYPES
+from ..infer import GLOBALS, SCOPE_TYPES
 from ..source import Span
 from ..types import MODEL_CLASSES, Type
 from .analysis import Analysis
@@ -28,6 +28,8 @@ SCOPE_DOCS = {
     "score": "this node's raw score (in `normalize with`)",
     "scores": "every feasible node's raw score (in `normalize with`)",
     "params": "this policy's params, as a profile's `use` sets them",
+    "kubernetes": "the Kubernetes decided as: `kubernetes.version` (\"1.35\"), `kubernetes.minor` (35), "
+                  "`kubernetes.gates.NAME` (--kubernetes-version, --feature-gates; docs/versions.md)",
 }
 
 
@@ -185,7 +187,8 @@ def _kind_doc(t: Type) -> str | None:
 
 def _name(analysis: Analysis, node: ast.Name) -> str | None:
     t = _type(analysis, node)
-    if node.id in SCOPE_DOCS and (t is None or node.id == "params" or t == SCOPE_TYPES.get(node.id)):
+    if node.id in SCOPE_DOCS and (t is None or node.id == "params"
+                                  or t == (SCOPE_TYPES.get(node.id) or GLOBALS.get(node.id))):
         shown = f"{node.id}: {t}" if t is not None and node.id != "params" else node.id
         kind_doc = api_doc(t.name) if t is not None and t.kind == "record" and t.name else ""
         return "\n\n".join(p for p in (_code(shown), SCOPE_DOCS[node.id], kind_doc) if p)

@@ -28,6 +28,10 @@ def _lets(env: dict) -> dict:
 
 
 def postfilter(exe, state, pod, pre, statuses, *, plugin, preemption: bool, rng=None):
+    if not exe.plan.target.gate("DynamicResourceAllocation"):
+        # The gate off (v1.34 only): the default profile has no DynamicResources at all
+        # (apis/config/v1/default_plugins.go applyFeatureGates), so no PostFilter of it runs.
+        return None
     if plugin.name not in pre.reached:
         # Its PreFilter never ran (an earlier PreFilter rejected the pod), so it has no state.
         return PostFilterOutcome("not found", error=True)

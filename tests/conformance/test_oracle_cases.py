@@ -1,6 +1,9 @@
 """Cases the differential tests (tests/test_oracle.py) found where policylang and
 kube-scheduler's framework disagreed, each fixed in policylang and pinned in
-oracle/default_profile.yaml with the oracle's output as its expectation.
+oracle/default_profile.yaml with the oracle's output as its expectation; and, in
+oracle/v1_34.yaml, those found against v1.34.4's framework (a case's ``kubernetes: "1.34"``:
+decided by the default profile compiled for that version, checked against the v1.34 oracle; a
+case's ``feature_gates`` are set on both sides).
 
 Each case is a whole scenario (objects, the pod, whether preemption runs, the percentage of
 nodes to score when the case samples nodes) decided by the default profile; ``expect`` holds
@@ -20,26 +23,34 @@ import yaml
 from kube_oracle import comparable
 from policylang import Executable, load_plans, schedule
 from policylang.cluster.load import structure_object
+from policylang.cluster.resourceclaims import instantiate
 from policylang.cluster.state import ClusterState
 from policylang.report import decision_json
 from policylang.run.schedule import Sampling
+from policylang.target import make_target
 
-CASES = Path(__file__).parent / "oracle" / "default_profile.yaml"
+CASES = (Path(__file__).parent / "oracle" / "default_profile.yaml", Path(__file__).parent / "oracle" / "v1_34.yaml")
 
 
 def _cases():
-    doc = yaml.safe_load(CASES.read_text())
-    for case in doc["cases"]:
-        yield pytest.param(case, id=case["name"])
+    for path in CASES:
+        for case in yaml.safe_load(path.read_text())["cases"]:
+            yield pytest.param(case, id=case["name"])
 
 
 def _policylang(case) -> dict:
     objects = [structure_object(json.loads(json.dumps(o)), "<case>", validate=False) for o in case["objects"]]
     pod = structure_object(json.loads(json.dumps(case["pod"])), "<case>", validate=False)
-    exe = Executable(load_plans()["default-scheduler"])
+    exe = Executable(load_plans(target=make_target(case.get("kubernetes"), _gates(case)))["default-scheduler"])
     sampling = Sampling(case["percentage"]) if "percentage" in case else None
-    d = schedule(exe, ClusterState.build(objects), pod, preemption=case.get("preemption", True), sampling=sampling)
+    state = ClusterState.build(objects)
+    d = schedule(exe, state, instantiate(state, pod), preemption=case.get("preemption", True), sampling=sampling)
     return comparable(json.loads(json.dumps(decision_json(d))))
+
+
+def _gates(case) -> str:
+    """A case's ``feature_gates`` as --feature-gates spells them."""
+    return ",".join(f"{k}={str(v).lower()}" for k, v in (case.get("feature_gates") or {}).items())
 
 
 def _subset(full: dict, expect: dict) -> dict:
@@ -62,7 +73,8 @@ def test_policylang_decides_as_the_oracle_did(case):
 
 
 @pytest.mark.parametrize("case", list(_cases()))
-def test_expectation_is_the_oracles(oracle, case):
+def test_expectation_is_the_oracles(request, case):
+    oracle = request.getfixturevalue("oracle_134" if case.get("kubernetes") == "1.34" else "oracle")
     (result,) = oracle.run(case["objects"], [case["pod"]], preemption=case.get("preemption", True),
-                           percentage=case.get("percentage"))["results"]
+                           percentage=case.get("percentage"), feature_gates=case.get("feature_gates"))["results"]
     assert _normal(_subset(comparable(result), case["expect"])) == _normal(case["expect"])

@@ -49,14 +49,15 @@ class DeviceAllocations:
                 for r in c.status.allocation.devices.results if not r.admin_access)
         return self._allocated
 
-    def allocate(self, node, claims):
-        """structured.allocate for these claims on the node, with the slices it can reach, the
-        state's device classes and the devices in use: AllocationResults, or None; its
-        AllocationError is the caller's to judge. What it answers depends on the claims only
-        through their specs (a result names no claim), so it is kept per node and signature."""
+    def allocate(self, node, claims, version: str = "1.35"):
+        """structured.allocate (``version``'s allocator, 1.34 or 1.35) for these claims on the
+        node, with the slices it can reach, the state's device classes and the devices in use:
+        AllocationResults, or None; its AllocationError is the caller's to judge. What it answers
+        depends on the claims only through their specs (a result names no claim), so it is kept
+        per node, version and signature."""
         from ...dra import structured
         answers = self._answers.setdefault(node.metadata.name, {})
-        key = signature(claims)
+        key = (version, signature(claims))
         if key in answers:
             answer = answers[key]
             if isinstance(answer, structured.AllocationError):
@@ -66,7 +67,8 @@ class DeviceAllocations:
             answers.clear()
         try:
             answer = structured.allocate(node, list(claims), classes=self.state.device_classes,
-                                         slices=self.slices(), allocated=self.allocated())
+                                         slices=self.slices(), allocated=self.allocated(),
+                                         features=structured.FEATURES[version])
         except structured.AllocationError as err:
             answers[key] = err
             raise

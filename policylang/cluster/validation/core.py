@@ -8,17 +8,47 @@ ValidateLabelSelector), with their texts; and, for the other kinds the stdlib re
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
+import re
 from typing import Iterator
 
 from ... import apierrors as E
 from .. import model
-from ..selectors import label_key_errors, label_value_errors
+from ..selectors import decimal_integer, label_key_errors, label_value_errors
 
 Problem = tuple[str, str]
 
+_CANONICAL_INTEGER = re.compile(r"0|-?[1-9][0-9]*")
+
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 TOLERATION_OPERATORS = ("Equal", "Exists")
+# v1.35 names Lt and Gt among the supported operators even when its gate refuses them.
+TOLERATION_OPERATORS_135 = ("Equal", "Exists", "Lt", "Gt")
+
+# The Kubernetes whose API server admitted the objects being read (target.py): v1.35 knows the
+# Lt and Gt toleration operators, and accepts them with its TaintTolerationComparisonOperators
+# gate (GetValidationOptionsFromPodSpecAndMeta: AllowTaintTolerationComparisonOperators).
+_ADMITTED_AS = contextvars.ContextVar("admitted_as", default=None)
+
+
+@contextlib.contextmanager
+def admitted_as(target):
+    """Validate what is read inside as ``target``'s API server would (None: v1.35's defaults)."""
+    token = _ADMITTED_AS.set(target)
+    try:
+        yield
+    finally:
+        _ADMITTED_AS.reset(token)
+
+
+def _comparison_operators() -> "tuple[bool, bool]":
+    """(whether the version knows Lt and Gt, whether its gate accepts them)."""
+    target = _ADMITTED_AS.get()
+    if target is None:
+        return True, False
+    return target.minor >= 35, target.gate("TaintTolerationComparisonOperators")
 NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 LABEL_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")      # sets.List: sorted
@@ -77,6 +107,15 @@ def toleration(t: model.Toleration) -> Iterator[Problem]:
     elif t.operator == "Exists":
         if t.value:
             yield "operator", E.invalid(t.value, "value must be empty when `operator` is 'Exists'")
+    elif t.operator in ("Lt", "Gt") and _comparison_operators()[0]:
+        if not _comparison_operators()[1]:
+            yield "operator", E.not_supported(t.operator, TOLERATION_OPERATORS_135)
+        elif decimal_integer(t.value) is None:
+            # content.IsDecimalInteger, then strconv.ParseInt's range.
+            yield "value", E.invalid(t.value, "must be non-empty" if not t.value else
+                                     "must be a valid decimal integer in canonical form"
+                                     if not _CANONICAL_INTEGER.fullmatch(t.value) else
+                                     f'strconv.ParseInt: parsing {E.go_quote(t.value)}: value out of range')
     else:
         yield "operator", E.not_supported(t.operator, TOLERATION_OPERATORS)
     if t.effect and t.effect not in TAINT_EFFECTS:

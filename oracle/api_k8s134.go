@@ -1,0 +1,46 @@
+//go:build k8s1.34
+
+package main
+
+// The scheduler framework's plugin interfaces, where v1.34 keeps them: pkg/scheduler/framework
+// (v1.35 moved them to k8s.io/kube-scheduler/framework; see api_k8s135.go).
+
+import (
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
+	"k8s.io/kubernetes/pkg/features"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+)
+
+type (
+	schedPlugin      = framework.Plugin
+	schedHandle      = framework.Handle
+	scorePlugin      = framework.ScorePlugin
+	preBindPlugin    = framework.PreBindPlugin
+	sharedDRAManager = framework.SharedDRAManager
+	nominatingInfo   = framework.NominatingInfo
+)
+
+const modeOverride = framework.ModeOverride
+
+// trackerOptions: the resource slice tracker as the scheduler starts it (pkg/scheduler/scheduler.go),
+// with v1.34's gate and option names (DRADeviceTaints, EnableDeviceTaints).
+func trackerOptions(f informers.SharedInformerFactory, client kubernetes.Interface) tracker.Options {
+	opts := tracker.Options{
+		EnableDeviceTaints:       utilfeature.DefaultFeatureGate.Enabled(features.DRADeviceTaints),
+		EnableConsumableCapacity: utilfeature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity),
+		SliceInformer:            f.Resource().V1().ResourceSlices(),
+		KubeClient:               client,
+	}
+	if opts.EnableDeviceTaints {
+		opts.TaintInformer = f.Resource().V1alpha3().DeviceTaintRules()
+		opts.ClassInformer = f.Resource().V1().DeviceClasses()
+	}
+	return opts
+}
+
+// versionOptions: none in v1.34 (NodeVolumeLimits reads CSINodes from the informer itself).
+func versionOptions(informers.SharedInformerFactory) []frameworkruntime.Option { return nil }
