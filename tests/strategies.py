@@ -33,6 +33,39 @@ from policylang.cluster.load import structure_object
 from policylang.cluster.quantity import Quantity, QuantityError, parse_quantity
 from policylang.cluster.state import ClusterState
 
+# ---- strategies built once ------------------------------------------------------------------
+#
+# Hypothesis validates every new strategy object on its first draw (and works out whether it is
+# empty or recursive), which for the small strategies drawn here costs far more than drawing
+# from them: built inside a draw, they made most of a property's time. So nothing here builds a
+# strategy per draw. Fixed ones are module constants, parametrised ones come from the cached
+# constructors below, and a composite that other composites draw from is a plain helper taking
+# ``draw`` (``_pod(draw, ...)``), with the public strategy (``pods(...)``) made from it once per
+# argument list. The choices drawn, and so the examples and their shrinking, are as before.
+
+
+@lru_cache(maxsize=None)
+def integers(lo: int, hi: int) -> st.SearchStrategy[int]:
+    """``st.integers(lo, hi)``, built once."""
+    return st.integers(lo, hi)
+
+
+@lru_cache(maxsize=4096)
+def sampled(values: tuple) -> st.SearchStrategy:
+    """``st.sampled_from(values)``, built once per tuple of values."""
+    return st.sampled_from(values)
+
+
+@lru_cache(maxsize=4096)
+def _composite(helper, *args) -> st.SearchStrategy:
+    """``helper(draw, *args)`` as a strategy, one object per argument list."""
+    return st.composite(helper)(*args)
+
+
+def drawn_from(draw, items):
+    """One of ``items`` (any objects, hashable or not), drawn as ``st.sampled_from(items)`` draws it."""
+    return items[draw(sampled(tuple(range(len(items)))))]
+
 # ---- Kubernetes quantities ---------------------------------------------------------------
 
 BINARY_SUFFIXES = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
@@ -67,25 +100,31 @@ class QuantityText:
 
 
 _DIGITS = st.text("0123456789", min_size=1, max_size=6)
+_SIGNS = st.sampled_from(["", "+", "-"])
+_WHOLES = _DIGITS | st.just("")
+_FRACTIONS = st.none() | _DIGITS | st.just("")
+_QUANTITY_SUFFIXES = (st.sampled_from(["", *BINARY_SUFFIXES, *DECIMAL_SUFFIXES])
+                      | st.builds(lambda e, sign, n: f"{e}{sign}{n}", st.sampled_from("eE"),
+                                  st.sampled_from(["", "+", "-"]), st.integers(0, 24)))
 
 
+@lru_cache(maxsize=None)
 @st.composite
 def quantity_texts(draw, signed: bool = True) -> QuantityText:
     """Any quantity the API accepts: optional sign, digits with an optional fraction (``1.``,
     ``.5``), and a binary (Ki…Ei), decimal (n…E) or exponent (e3, E-2) suffix, or none."""
-    sign = draw(st.sampled_from(["", "+", "-"])) if signed else ""
-    whole = draw(_DIGITS | st.just(""))
-    frac = draw(st.none() | _DIGITS | st.just(""))
+    sign = draw(_SIGNS) if signed else ""
+    whole = draw(_WHOLES)
+    frac = draw(_FRACTIONS)
     if not whole and not frac:
         whole = draw(_DIGITS)
-    suffix = draw(st.sampled_from(["", *BINARY_SUFFIXES, *DECIMAL_SUFFIXES])
-                  | st.builds(lambda e, sign, n: f"{e}{sign}{n}", st.sampled_from("eE"),
-                              st.sampled_from(["", "+", "-"]), st.integers(0, 24)))
+    suffix = draw(_QUANTITY_SUFFIXES)
     text = QuantityText(sign, whole, frac, suffix)
     assume(_fits_int64_milli(text.text))  # resource.Quantity's bound: int64 milli-units
     return text
 
 
+@lru_cache(maxsize=None)
 def quantities(min_value: int = -10**15, max_value: int = 10**15) -> st.SearchStrategy[Quantity]:
     """Quantity objects: any whole number of nano-units (the API's resolution), between the bounds
     (in whole units), in any of the three printing formats."""
@@ -96,6 +135,7 @@ def quantities(min_value: int = -10**15, max_value: int = 10**15) -> st.SearchSt
                      st.sampled_from(["DecimalSI", "BinarySI", "DecimalExponent"]))
 
 
+@lru_cache(maxsize=None)
 def cpu_texts(max_millis: int = 16000) -> st.SearchStrategy[str]:
     """A cpu amount as a manifest writes it: ``250m``, ``2``, ``1.5``."""
     return st.one_of(
@@ -105,6 +145,7 @@ def cpu_texts(max_millis: int = 16000) -> st.SearchStrategy[str]:
     )
 
 
+@lru_cache(maxsize=None)
 def memory_texts(max_mi: int = 32768) -> st.SearchStrategy[str]:
     """A memory amount: ``512Mi``, ``4Gi``, or plain bytes."""
     return st.one_of(
@@ -129,6 +170,7 @@ _DNS_PREFIX = st.from_regex(r"[a-z0-9]([-a-z0-9]{0,6}[a-z0-9])?(\.[a-z0-9]([-a-z
                             fullmatch=True)
 
 
+@lru_cache(maxsize=None)
 def label_keys() -> st.SearchStrategy[str]:
     """Valid label keys, mostly from a small shared vocabulary."""
     prefixed = st.builds(lambda p, n: f"{p}/{n}", _DNS_PREFIX, _NAME_PART)
@@ -136,35 +178,43 @@ def label_keys() -> st.SearchStrategy[str]:
     return st.one_of(vocabulary, vocabulary, vocabulary, _NAME_PART, prefixed)
 
 
+@lru_cache(maxsize=None)
 def label_values() -> st.SearchStrategy[str]:
     """Valid label values (empty, or a qualified name part), mostly from the vocabulary."""
     vocabulary = st.sampled_from(LABEL_VALUES)
     return st.one_of(vocabulary, vocabulary, vocabulary, _NAME_PART)
 
 
+@lru_cache(maxsize=None)
 def label_sets(max_size: int = 4) -> st.SearchStrategy[dict]:
     return st.dictionaries(label_keys(), label_values(), max_size=max_size)
 
 
+_LABEL_VALUE_LISTS = st.lists(label_values(), min_size=1, max_size=3)
+
+
+@lru_cache(maxsize=None)
 @st.composite
-def _requirement(draw, operators) -> dict:
-    op = draw(st.sampled_from(operators))
+def _requirement(draw, operators: tuple) -> dict:
+    op = draw(sampled(operators))
     key = draw(label_keys())
     if op in ("Exists", "DoesNotExist"):
         return {"key": key, "operator": op}
     if op in ("Gt", "Lt"):
-        return {"key": key, "operator": op, "values": [str(draw(st.integers(0, 20)))]}
-    return {"key": key, "operator": op, "values": draw(st.lists(label_values(), min_size=1, max_size=3))}
+        return {"key": key, "operator": op, "values": [str(draw(integers(0, 20)))]}
+    return {"key": key, "operator": op, "values": draw(_LABEL_VALUE_LISTS)}
 
 
+@lru_cache(maxsize=None)
 def label_selectors() -> st.SearchStrategy[dict]:
     """A metav1.LabelSelector, as the API prints it (matchLabels and/or matchExpressions)."""
     return st.fixed_dictionaries({}, optional={
         "matchLabels": label_sets(3),
-        "matchExpressions": st.lists(_requirement(["In", "NotIn", "Exists", "DoesNotExist"]), max_size=2),
+        "matchExpressions": st.lists(_requirement(("In", "NotIn", "Exists", "DoesNotExist")), max_size=2),
     })
 
 
+@lru_cache(maxsize=None)
 def node_selector_terms() -> st.SearchStrategy[dict]:
     """A NodeSelectorTerm: label requirements (with Gt/Lt) and sometimes a metadata.name field
     (with one value, as the API server's validation requires: a preferred term with two fails
@@ -172,7 +222,7 @@ def node_selector_terms() -> st.SearchStrategy[dict]:
     fields = st.lists(st.builds(lambda name: {"key": "metadata.name", "operator": "In", "values": [name]},
                                 st.sampled_from(["node-0", "node-1", "node-2", "node-9"])), max_size=1)
     return st.fixed_dictionaries({}, optional={
-        "matchExpressions": st.lists(_requirement(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]),
+        "matchExpressions": st.lists(_requirement(("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")),
                                      max_size=2),
         "matchFields": fields,
     })
@@ -186,6 +236,7 @@ TAINT_VALUES = ["", "true", "a", "b"]
 EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
 
+@lru_cache(maxsize=None)
 def taints() -> st.SearchStrategy[dict]:
     """A node taint (key, value, effect) from the shared vocabulary."""
     return st.builds(lambda k, v, e: {"key": k, "value": v, "effect": e} if v else {"key": k, "effect": e},
@@ -193,24 +244,31 @@ def taints() -> st.SearchStrategy[dict]:
                      st.sampled_from(EFFECTS))
 
 
+_OPERATORS = st.sampled_from(["Equal", "Exists", None])  # None: the API default, Equal
+_TOLERATED_KEYS = {True: st.sampled_from(TAINT_KEYS) | st.just(""), False: st.sampled_from(TAINT_KEYS) | st.nothing()}
+_TAINT_VALUES = st.sampled_from(TAINT_VALUES)
+_TOLERATED_EFFECTS = st.sampled_from(["", *EFFECTS])
+
+
+@lru_cache(maxsize=None)
 @st.composite
 def tolerations(draw) -> dict:
     """A toleration: Equal (key and value) or Exists (any value; an empty key matches every
     taint), for one effect or all (empty), with tolerationSeconds sometimes on NoExecute."""
-    operator = draw(st.sampled_from(["Equal", "Exists", None]))  # None: the API default, Equal
-    key = draw(st.sampled_from(TAINT_KEYS) | (st.just("") if operator == "Exists" else st.nothing()))
+    operator = draw(_OPERATORS)
+    key = draw(_TOLERATED_KEYS[operator == "Exists"])
     tol = {"key": key} if key else {}
     if operator is not None:
         tol["operator"] = operator
     if operator != "Exists":
-        value = draw(st.sampled_from(TAINT_VALUES))
+        value = draw(_TAINT_VALUES)
         if value:
             tol["value"] = value
-    effect = draw(st.sampled_from(["", *EFFECTS]))
+    effect = draw(_TOLERATED_EFFECTS)
     if effect:
         tol["effect"] = effect
     if effect == "NoExecute" and draw(st.booleans()):
-        tol["tolerationSeconds"] = draw(st.integers(0, 3600))
+        tol["tolerationSeconds"] = draw(integers(0, 3600))
     return tol
 
 
@@ -218,50 +276,59 @@ def tolerations(draw) -> dict:
 
 def maybe(draw, k: int, n: int) -> bool:
     """True k times in n; shrinks to False (the simpler object, without the optional part)."""
-    return draw(st.integers(0, n - 1)) >= n - k
+    return draw(integers(0, n - 1)) >= n - k
 
 
 IMAGES = ["nginx:1.27", "redis:7.2", "busybox", "registry.example.com/team/app:v2", "postgres:16"]
 EXTENDED = "example.com/gpu"
 
 
-@st.composite
-def nodes(draw, name: str = "node-0") -> dict:
+_TAINT_LISTS = st.lists(taints(), min_size=1, max_size=3, unique_by=lambda t: (t["key"], t["effect"]))
+_IMAGE_LISTS = st.lists(st.sampled_from(IMAGES), max_size=3, unique=True)
+
+
+def nodes(name: str = "node-0") -> st.SearchStrategy[dict]:
     """A Node: allocatable (and capacity) cpu, memory and pods, sometimes ephemeral-storage and
     an extended resource; labels with its zone and hostname; taints; images; unschedulable."""
+    return _composite(_node, name)
+
+
+def _node(draw, name: str) -> dict:
     # Mostly machine-sized, sometimes anything (tiny, zero) so that resources run out.
     allocatable = {
-        "cpu": draw(cpu_texts()) if maybe(draw, 1, 4) else draw(st.sampled_from(["2", "4", "8", "16"])),
-        "memory": draw(memory_texts()) if maybe(draw, 1, 4) else draw(st.sampled_from(["4Gi", "8Gi", "16Gi", "32Gi"])),
-        "pods": str(draw(st.integers(0, 6))) if maybe(draw, 1, 4) else draw(st.sampled_from(["32", "110"])),
+        "cpu": draw(cpu_texts()) if maybe(draw, 1, 4) else draw(sampled(("2", "4", "8", "16"))),
+        "memory": draw(memory_texts()) if maybe(draw, 1, 4) else draw(sampled(("4Gi", "8Gi", "16Gi", "32Gi"))),
+        "pods": str(draw(integers(0, 6))) if maybe(draw, 1, 4) else draw(sampled(("32", "110"))),
     }
     if maybe(draw, 1, 2):
         allocatable["ephemeral-storage"] = draw(memory_texts(200 * 1024))
     if maybe(draw, 1, 4):
-        allocatable[EXTENDED] = str(draw(st.integers(0, 4)))
+        allocatable[EXTENDED] = str(draw(integers(0, 4)))
     labels = draw(label_sets(3))
     labels[HOSTNAME_KEY] = name
     if not maybe(draw, 1, 5):
-        labels[ZONE_KEY] = draw(st.sampled_from(ZONES))
+        labels[ZONE_KEY] = draw(sampled(tuple(ZONES)))
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
             "spec": {}, "status": {"capacity": dict(allocatable), "allocatable": allocatable}}
     if maybe(draw, 1, 3):
-        node["spec"]["taints"] = draw(st.lists(taints(), min_size=1, max_size=3,
-                                               unique_by=lambda t: (t["key"], t["effect"])))
+        node["spec"]["taints"] = draw(_TAINT_LISTS)
     if maybe(draw, 1, 10):
         node["spec"]["unschedulable"] = True
-    images = draw(st.lists(st.sampled_from(IMAGES), max_size=3, unique=True))
+    images = draw(_IMAGE_LISTS)
     if images:
         node["status"]["images"] = [{"names": [i if ":" in i.rsplit("/", 1)[-1] else f"{i}:latest"],
-                                     "sizeBytes": draw(st.integers(0, 2 * 10**9))} for i in images]
+                                     "sizeBytes": draw(integers(0, 2 * 10**9))} for i in images]
     return node
 
 
 # ---- pods -------------------------------------------------------------------------------------
 
-@st.composite
-def resources(draw, extended: bool = True) -> dict:
+def resources(extended: bool = True) -> st.SearchStrategy[dict]:
     """A container's requests and limits (either may be absent; limits alone imply requests)."""
+    return _composite(_resources, extended)
+
+
+def _resources(draw, extended: bool = True) -> dict:
     def amounts():
         out = {}
         if maybe(draw, 3, 4):
@@ -269,7 +336,7 @@ def resources(draw, extended: bool = True) -> dict:
         if maybe(draw, 3, 4):
             out["memory"] = draw(memory_texts(4096))
         if extended and maybe(draw, 1, 8):
-            out[EXTENDED] = str(draw(st.integers(0, 2)))
+            out[EXTENDED] = str(draw(integers(0, 2)))
         if maybe(draw, 1, 6):
             out["ephemeral-storage"] = draw(memory_texts(20 * 1024))
         return out
@@ -281,89 +348,109 @@ def resources(draw, extended: bool = True) -> dict:
     return res
 
 
-@st.composite
-def containers(draw, name: str, sidecar: bool = False) -> dict:
+def containers(name: str, sidecar: bool = False) -> st.SearchStrategy[dict]:
     """A container with an image from the shared list, resources, and sometimes a host port."""
-    c = {"name": name, "image": draw(st.sampled_from(IMAGES)), "resources": draw(resources())}
+    return _composite(_container, name, sidecar)
+
+
+def _container(draw, name: str, sidecar: bool = False) -> dict:
+    c = {"name": name, "image": draw(sampled(tuple(IMAGES))), "resources": _resources(draw)}
     if maybe(draw, 1, 5):
-        port = {"containerPort": 8080, "hostPort": draw(st.sampled_from([80, 443, 8080]))}
+        port = {"containerPort": 8080, "hostPort": draw(sampled((80, 443, 8080)))}
         if draw(st.booleans()):
-            port["protocol"] = draw(st.sampled_from(["TCP", "UDP"]))
+            port["protocol"] = draw(sampled(("TCP", "UDP")))
         if maybe(draw, 1, 4):
-            port["hostIP"] = draw(st.sampled_from(["0.0.0.0", "127.0.0.1", "10.0.0.1"]))
+            port["hostIP"] = draw(sampled(("0.0.0.0", "127.0.0.1", "10.0.0.1")))
         c["ports"] = [port]
     if sidecar:
         c["restartPolicy"] = "Always"
     return c
 
 
+_TOPOLOGY_KEYS = st.sampled_from([ZONE_KEY, HOSTNAME_KEY])
+_NAMESPACE_LISTS = st.lists(st.sampled_from(NAMESPACES), max_size=2)
+
+
+@lru_cache(maxsize=None)
 @st.composite
 def pod_affinity_terms(draw) -> dict:
-    term = {"labelSelector": draw(label_selectors()), "topologyKey": draw(st.sampled_from([ZONE_KEY, HOSTNAME_KEY]))}
+    term = {"labelSelector": draw(label_selectors()), "topologyKey": draw(_TOPOLOGY_KEYS)}
     if maybe(draw, 1, 4):
-        term["namespaces"] = draw(st.lists(st.sampled_from(NAMESPACES), max_size=2))
+        term["namespaces"] = draw(_NAMESPACE_LISTS)
     return term
 
 
-@st.composite
-def pods(draw, name: str = "pending", node_names: tuple = (), bound: bool = False,
-         affinity: bool = True, namespace: str | None = None) -> dict:
+_TOLERATION_LISTS = st.lists(tolerations(), min_size=1, max_size=3)
+_REQUIRED_TERMS = st.lists(node_selector_terms(), min_size=1, max_size=2)
+_PREFERRED_TERMS = st.lists(
+    st.builds(lambda w, t: {"weight": w, "preference": t}, st.integers(1, 100), node_selector_terms()),
+    min_size=1, max_size=2)
+_REQUIRED_POD_TERMS = st.lists(pod_affinity_terms(), min_size=1, max_size=2)
+_PREFERRED_POD_TERMS = st.lists(
+    st.builds(lambda w, t: {"weight": w, "podAffinityTerm": t}, st.integers(1, 100), pod_affinity_terms()),
+    min_size=1, max_size=2)
+_SPREAD_CONSTRAINTS = st.lists(st.builds(
+    lambda skew, key, when, sel: {"maxSkew": skew, "topologyKey": key, "whenUnsatisfiable": when,
+                                  "labelSelector": sel},
+    st.integers(1, 3), st.sampled_from([ZONE_KEY, HOSTNAME_KEY]),
+    st.sampled_from(["ScheduleAnyway", "ScheduleAnyway", "DoNotSchedule"]), label_selectors()),
+    # The API server refuses two constraints of one topologyKey and whenUnsatisfiable
+    # (pkg/apis/core/validation, validateTopologySpreadConstraints: Duplicate value).
+    min_size=1, max_size=2, unique_by=lambda c: (c["topologyKey"], c["whenUnsatisfiable"]))
+_BOUND_PHASES = st.sampled_from(["Running"] * 9 + ["Succeeded"])
+_NAMESPACES = st.sampled_from(NAMESPACES)
+
+
+def pods(name: str = "pending", node_names: tuple = (), bound: bool = False,
+         affinity: bool = True, namespace: str | None = None) -> st.SearchStrategy[dict]:
     """A Pod: containers, init containers and sidecars, requests/limits, host ports, tolerations,
     nodeSelector, node affinity (required and preferred), priority, labels; with ``affinity``
     also inter-pod (anti-)affinity and topology spread constraints.
 
     ``bound``: the pod runs on one of ``node_names`` (phase Running, rarely Succeeded);
     otherwise it is pending, and sometimes names a node in ``spec.nodeName`` itself."""
-    spec: dict = {"containers": [draw(containers(f"c{i}")) for i in range(1 + maybe(draw, 1, 3) + maybe(draw, 1, 6))]}
+    return _composite(_pod, name, tuple(node_names), bound, affinity, namespace)
+
+
+def _pod(draw, name: str = "pending", node_names: tuple = (), bound: bool = False,
+         affinity: bool = True, namespace: str | None = None) -> dict:
+    spec: dict = {"containers": [_container(draw, f"c{i}") for i in range(1 + maybe(draw, 1, 3) + maybe(draw, 1, 6))]}
     if maybe(draw, 1, 3):
-        spec["initContainers"] = [draw(containers(f"init{i}", sidecar=draw(st.booleans())))
-                                  for i in range(draw(st.integers(1, 2)))]
+        spec["initContainers"] = [_container(draw, f"init{i}", sidecar=draw(st.booleans()))
+                                  for i in range(draw(integers(1, 2)))]
     if maybe(draw, 1, 2):
-        spec["tolerations"] = draw(st.lists(tolerations(), min_size=1, max_size=3))
+        spec["tolerations"] = draw(_TOLERATION_LISTS)
     if maybe(draw, 1, 6):
         spec["nodeSelector"] = draw(label_sets(2))
     node_affinity = {}
     if maybe(draw, 1, 6):
-        node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {
-            "nodeSelectorTerms": draw(st.lists(node_selector_terms(), min_size=1, max_size=2))}
+        node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": draw(_REQUIRED_TERMS)}
     if maybe(draw, 1, 3):
-        node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = draw(st.lists(
-            st.builds(lambda w, t: {"weight": w, "preference": t}, st.integers(1, 100), node_selector_terms()),
-            min_size=1, max_size=2))
+        node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = draw(_PREFERRED_TERMS)
     aff = {"nodeAffinity": node_affinity} if node_affinity else {}
     if affinity:
         for kind in ("podAffinity", "podAntiAffinity"):
             if maybe(draw, 1, 5):
                 aff[kind] = {}
                 if maybe(draw, 1, 3):
-                    aff[kind]["requiredDuringSchedulingIgnoredDuringExecution"] = draw(
-                        st.lists(pod_affinity_terms(), min_size=1, max_size=2))
+                    aff[kind]["requiredDuringSchedulingIgnoredDuringExecution"] = draw(_REQUIRED_POD_TERMS)
                 else:
-                    aff[kind]["preferredDuringSchedulingIgnoredDuringExecution"] = draw(st.lists(
-                        st.builds(lambda w, t: {"weight": w, "podAffinityTerm": t}, st.integers(1, 100),
-                                  pod_affinity_terms()), min_size=1, max_size=2))
+                    aff[kind]["preferredDuringSchedulingIgnoredDuringExecution"] = draw(_PREFERRED_POD_TERMS)
         if maybe(draw, 1, 5):
-            spec["topologySpreadConstraints"] = draw(st.lists(st.builds(
-                lambda skew, key, when, sel: {"maxSkew": skew, "topologyKey": key, "whenUnsatisfiable": when,
-                                              "labelSelector": sel},
-                st.integers(1, 3), st.sampled_from([ZONE_KEY, HOSTNAME_KEY]),
-                st.sampled_from(["ScheduleAnyway", "ScheduleAnyway", "DoNotSchedule"]), label_selectors()),
-                # The API server refuses two constraints of one topologyKey and whenUnsatisfiable
-                # (pkg/apis/core/validation, validateTopologySpreadConstraints: Duplicate value).
-                min_size=1, max_size=2, unique_by=lambda c: (c["topologyKey"], c["whenUnsatisfiable"])))
+            spec["topologySpreadConstraints"] = draw(_SPREAD_CONSTRAINTS)
     if aff:
         spec["affinity"] = aff
     if maybe(draw, 1, 3):
-        spec["priority"] = draw(st.integers(-10, 1000))
+        spec["priority"] = draw(integers(-10, 1000))
     if maybe(draw, 1, 8):
         spec["overhead"] = {"cpu": draw(cpu_texts(500))}
     status = {"phase": "Pending"}
     if bound:
-        spec["nodeName"] = draw(st.sampled_from(node_names))
-        status["phase"] = draw(st.sampled_from(["Running"] * 9 + ["Succeeded"]))
+        spec["nodeName"] = draw(sampled(tuple(node_names)))
+        status["phase"] = draw(_BOUND_PHASES)
     elif node_names and maybe(draw, 1, 15):
-        spec["nodeName"] = draw(st.sampled_from([*node_names, "elsewhere"]))
-    metadata = {"name": name, "namespace": namespace or draw(st.sampled_from(NAMESPACES)),
+        spec["nodeName"] = draw(sampled((*node_names, "elsewhere")))
+    metadata = {"name": name, "namespace": namespace or draw(_NAMESPACES),
                 "labels": draw(label_sets(3))}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec, "status": status}
 
@@ -410,22 +497,26 @@ def _renamed(node: dict, name: str) -> dict:
     return node
 
 
-@st.composite
-def clusters(draw, min_nodes: int = 1, max_nodes: int = 5, max_pods: int = 6, affinity: bool = True) -> Cluster:
+def clusters(min_nodes: int = 1, max_nodes: int = 5, max_pods: int = 6,
+             affinity: bool = True) -> st.SearchStrategy[Cluster]:
     """A cluster: nodes with distinct names, and pods bound only to those nodes.
 
     Half the time nodes come from one or two pools of identical nodes (as node groups do), so
     equal scores, and the tie-breaking between them, are common.
     ``affinity=False`` leaves inter-pod (anti-)affinity and topology spread out of every pod."""
-    count = draw(st.integers(min_nodes, max_nodes))
+    return _composite(_cluster, min_nodes, max_nodes, max_pods, affinity)
+
+
+def _cluster(draw, min_nodes: int = 1, max_nodes: int = 5, max_pods: int = 6, affinity: bool = True) -> Cluster:
+    count = draw(integers(min_nodes, max_nodes))
     names = [f"node-{i}" for i in range(count)]
     if draw(st.booleans()):
-        pools = [draw(nodes("pool")) for _ in range(draw(st.integers(1, 2)))]
-        node_dicts = [_renamed(draw(st.sampled_from(pools)), name) for name in names]
+        pools = [_node(draw, "pool") for _ in range(draw(integers(1, 2)))]
+        node_dicts = [_renamed(drawn_from(draw, pools), name) for name in names]
     else:
-        node_dicts = [draw(nodes(name)) for name in names]
-    pod_dicts = [draw(pods(f"running-{i}", tuple(names), bound=True, affinity=affinity))
-                 for i in range(draw(st.integers(0, max_pods)))] if names else []
+        node_dicts = [_node(draw, name) for name in names]
+    pod_dicts = [_pod(draw, f"running-{i}", tuple(names), bound=True, affinity=affinity)
+                 for i in range(draw(integers(0, max_pods)))] if names else []
     return Cluster(tuple(node_dicts), tuple(pod_dicts))
 
 
@@ -522,23 +613,36 @@ def _negate(e):
     return ast.Literal(-e.value, e.kind, "-" + e.text) if _is_number(e) else ast.Unary("-", e)
 
 
+_COMPREHENSION_KINDS = st.sampled_from(["list", "group", *AGGREGATES])
+
+
+@lru_cache(maxsize=None)
+def _optional(strategy: st.SearchStrategy) -> st.SearchStrategy:
+    return st.none() | strategy
+
+
 @st.composite
 def _comprehension(draw, sub):
-    kind = draw(st.sampled_from(["list", "group", *AGGREGATES]))
-    element = draw(st.none() | sub)
-    where = draw(st.none() | sub)
+    kind = draw(_COMPREHENSION_KINDS)
+    element = draw(_optional(sub))
+    where = draw(_optional(sub))
     if kind == "list" and element is None and where is None:
         where = draw(sub)
     by = draw(sub) if kind == "group" else None
     return ast.Comprehension(kind, draw(names), draw(sub), element, where, by)
 
 
+@lru_cache(maxsize=None)
+def _pieces(holes, strings) -> st.SearchStrategy[list]:
+    return st.lists(strings.filter(bool) | holes, min_size=1, max_size=4)
+
+
 @st.composite
 def _interpolated(draw, holes, strings):
     """A string with at least one ${hole}; text parts non-empty and never adjacent."""
-    pieces = draw(st.lists(strings.filter(bool) | holes, min_size=1, max_size=4))
+    pieces = draw(_pieces(holes, strings))
     if not any(not isinstance(p, str) for p in pieces):
-        pieces.insert(draw(st.integers(0, len(pieces))), draw(holes))
+        pieces.insert(draw(integers(0, len(pieces))), draw(holes))
     parts: list = []
     for p in pieces:
         if isinstance(p, str) and parts and isinstance(parts[-1], str):
@@ -590,6 +694,7 @@ def expressions(max_leaves: int = 8) -> st.SearchStrategy:
                         max_leaves=max_leaves)
 
 
+@lru_cache(maxsize=None)
 def int_constants(max_leaves: int = 5) -> st.SearchStrategy:
     """Well-typed int constant expressions: small literals (0 included) under + - * / %, unary
     minus and if, so that some of them divide by zero."""
@@ -618,54 +723,71 @@ def _prefer_condition_ok(cond) -> bool:
     return not _CONTINUES_AN_EXPRESSION.match(fmt_expr(cond))
 
 
-@st.composite
-def _blocks(draw, e):
+@lru_cache(maxsize=None)
+def _statement_lists(e) -> dict:
+    """The statement lists of each kind of block, over expressions ``e``."""
     small = expressions(3)
-    kind = draw(st.sampled_from(["filter", "score", "rule"]))
-    if kind == "filter":
-        stmt = st.one_of(
-            st.builds(ast.Skip, e),
-            st.builds(ast.Let, identifiers, e),
-            st.builds(ast.Reject, e, e, st.sampled_from(["Unschedulable", "UnschedulableAndUnresolvable"]) | identifiers,
-                      st.booleans()),
-            st.builds(ast.Restrict, e),
-        )
-        return ast.Filter(draw(identifiers), tuple(draw(st.lists(stmt, max_size=3))))
-    if kind == "score":
-        stmt = st.one_of(
-            st.builds(ast.Skip, e),
-            st.builds(ast.Let, identifiers, e),
-            st.builds(ast.Value, e),
-            st.builds(ast.Normalize, st.sampled_from(["none", "max", "reverse", "minmax"])
-                      | identifiers.filter(lambda s: s != "with")),
-            st.builds(lambda x: ast.Normalize("with", x), e),
-        )
-        return ast.Score(draw(identifiers), tuple(draw(st.lists(stmt, max_size=3))))
+    filters = st.one_of(
+        st.builds(ast.Skip, e),
+        st.builds(ast.Let, identifiers, e),
+        st.builds(ast.Reject, e, e, st.sampled_from(["Unschedulable", "UnschedulableAndUnresolvable"]) | identifiers,
+                  st.booleans()),
+        st.builds(ast.Restrict, e),
+    )
+    scores = st.one_of(
+        st.builds(ast.Skip, e),
+        st.builds(ast.Let, identifiers, e),
+        st.builds(ast.Value, e),
+        st.builds(ast.Normalize, st.sampled_from(["none", "max", "reverse", "minmax"])
+                  | identifiers.filter(lambda s: s != "with")),
+        st.builds(lambda x: ast.Normalize("with", x), e),
+    )
     tolerate = st.one_of(
         st.builds(lambda k, v, eff, s: ast.Tolerate(k, "Equal", v, eff, s),
                   st.sampled_from(TAINT_KEYS) | identifiers | string_values, small, identifiers, st.none() | small),
         st.builds(lambda k, eff, s: ast.Tolerate(k, "Exists", None, eff, s),
                   st.sampled_from(TAINT_KEYS) | identifiers | string_values, identifiers, st.none() | small),
     )
-    stmt = st.one_of(
+    rules = st.one_of(
         tolerate,
         st.builds(ast.Require, e),
         st.builds(ast.Prefer, _number_literals().filter(lambda lit: not lit.text.startswith("-")),
                   e.filter(_prefer_condition_ok)),
         st.builds(ast.Spread, string_values, small, identifiers),
     )
-    return ast.Rule(draw(identifiers), draw(st.none() | e), tuple(draw(st.lists(stmt, max_size=3))))
+    return {"filter": st.lists(filters, max_size=3), "score": st.lists(scores, max_size=3),
+            "rule": st.lists(rules, max_size=3), "optional": st.none() | e}
+
+
+_BLOCK_KINDS = st.sampled_from(["filter", "score", "rule"])
 
 
 @st.composite
-def _profiles(draw, e):
+def _blocks(draw, e):
+    statements = _statement_lists(e)
+    kind = draw(_BLOCK_KINDS)
+    if kind == "filter":
+        return ast.Filter(draw(identifiers), tuple(draw(statements["filter"])))
+    if kind == "score":
+        return ast.Score(draw(identifiers), tuple(draw(statements["score"])))
+    return ast.Rule(draw(identifiers), draw(statements["optional"]), tuple(draw(statements["rule"])))
+
+
+@lru_cache(maxsize=None)
+def _profile_parts(e) -> tuple:
     use = st.builds(
         lambda ref, is_path, args, weight, without: ast.Use(ref, is_path, tuple(args), weight, tuple(without)),
         st.sampled_from(["TaintToleration", "NodeResourcesFit", "NodeAffinity"]) | identifiers, st.just(False),
         st.lists(st.builds(ast.UseArg, identifiers, e), max_size=2), st.none() | e,
         st.lists(st.sampled_from(["filter", "score", "postfilter"]), max_size=2))
     path_use = st.builds(lambda ref, weight: ast.Use(ref, True, (), weight), string_values, st.none() | e)
-    return ast.Profile(draw(profile_names), tuple(draw(st.lists(use | path_use, max_size=3))), draw(st.none() | e))
+    return st.lists(use | path_use, max_size=3), st.none() | e
+
+
+@st.composite
+def _profiles(draw, e):
+    uses, optional = _profile_parts(e)
+    return ast.Profile(draw(profile_names), tuple(draw(uses)), draw(optional))
 
 
 @lru_cache(maxsize=None)
@@ -683,6 +805,7 @@ def declarations(max_leaves: int = 6) -> st.SearchStrategy:
     )
 
 
+@lru_cache(maxsize=None)
 def modules(max_decls: int = 4, max_leaves: int = 6) -> st.SearchStrategy[ast.Module]:
     """A whole .sched file as a tree (spans left empty)."""
     return st.lists(declarations(max_leaves), max_size=max_decls).map(
@@ -699,39 +822,45 @@ TOKENS = ["(", ")", "[", "]", "{", "}", ",", ":", ".", "=", "-", " / 0", " * ", 
           "weight 0", "weight -1", "without filter", ": NoSchedule", "- ", "-\n", ": ", "{}", "[]", "~"]
 
 
+_EDITS = st.sampled_from(["del_char", "dup_char", "replace_char", "insert_token",
+                          "del_line", "dup_line", "swap_lines", "replace_line"])
+_TOKENS = st.sampled_from(TOKENS)
+_REPLACEMENT_CHARACTERS = (st.characters(codec="utf-8", exclude_categories=["Cs"])
+                           | st.sampled_from("{}[]()\"':-#\n \t"))
+
+
+@lru_cache(maxsize=256)
 @st.composite
 def mutated(draw, text: str, max_edits: int = 4) -> str:
     """``text`` after a few edits: characters or whole lines deleted, duplicated or replaced,
     and language tokens inserted."""
-    for _ in range(draw(st.integers(1, max_edits))):
+    for _ in range(draw(integers(1, max_edits))):
         lines = text.split("\n")
-        op = draw(st.sampled_from(["del_char", "dup_char", "replace_char", "insert_token",
-                                   "del_line", "dup_line", "swap_lines", "replace_line"]))
+        op = draw(_EDITS)
         if op.endswith("_char") or op == "insert_token":
             if not text:
-                text = draw(st.sampled_from(TOKENS))
+                text = draw(_TOKENS)
                 continue
-            i = draw(st.integers(0, len(text) - 1))
+            i = draw(integers(0, len(text) - 1))
             if op == "del_char":
                 text = text[:i] + text[i + 1:]
             elif op == "dup_char":
                 text = text[:i] + text[i] + text[i:]
             elif op == "replace_char":
-                text = text[:i] + draw(st.characters(codec="utf-8", exclude_categories=["Cs"])
-                                       | st.sampled_from("{}[]()\"':-#\n \t")) + text[i + 1:]
+                text = text[:i] + draw(_REPLACEMENT_CHARACTERS) + text[i + 1:]
             else:
-                text = text[:i] + draw(st.sampled_from(TOKENS)) + text[i:]
+                text = text[:i] + draw(_TOKENS) + text[i:]
         else:
-            i = draw(st.integers(0, len(lines) - 1))
+            i = draw(integers(0, len(lines) - 1))
             if op == "del_line":
                 del lines[i]
             elif op == "dup_line":
                 lines.insert(i, lines[i])
             elif op == "swap_lines":
-                j = draw(st.integers(0, len(lines) - 1))
+                j = draw(integers(0, len(lines) - 1))
                 lines[i], lines[j] = lines[j], lines[i]
             else:
-                lines[i] = draw(st.sampled_from(lines + TOKENS))
+                lines[i] = draw(sampled((*lines, *TOKENS)))
             text = "\n".join(lines)
     return text
 
@@ -758,88 +887,106 @@ _NODE_STRINGS = ["node.metadata.name", f'node.metadata.labels["{ZONE_KEY}"] ?? "
 _INT_LISTS = ["[1, 2, 3]", "range(4)", "[0, -2, 7, 1]", "[]"]
 
 
-@st.composite
-def typed_expr(draw, ty: str, depth: int = 3, scope: tuple = ()) -> str:
+def typed_expr(ty: str, depth: int = 3, scope: tuple = ()) -> st.SearchStrategy[str]:
     """An expression of type ``ty`` over node, pod and params.k; ``scope`` holds (name, type) of
     the variables bound around it."""
-    names = [n for n, t in scope if t == ty]
-    if depth <= 0 or draw(st.integers(0, 3)) == 0:
+    return _composite(_typed, ty, depth, tuple(scope))
+
+
+_OPS = {"int": st.sampled_from(["+", "-", "*", "/", "%"]), "float": st.sampled_from(["+", "-", "*", "/"]),
+        "string": st.sampled_from(["==", "!="]), "ordered": st.sampled_from(["<", "<=", ">", ">=", "==", "!="])}
+_MIN_MAX = st.sampled_from(["min", "max"])
+_INT_AGGREGATES = st.sampled_from(["sum", "count", "len", "first", "fold", "max"])
+_COMPARED_TYPES = st.sampled_from(["int", "int", "float", "string"])
+_AND_OR = st.sampled_from(["and", "or"])
+_ANY_ALL = st.sampled_from(["any", "all"])
+
+
+def _typed(draw, ty: str, depth: int = 3, scope: tuple = ()) -> str:
+    names = tuple(n for n, t in scope if t == ty)
+    if depth <= 0 or draw(integers(0, 3)) == 0:
         return draw(_typed_leaf(ty, names))
-    sub = lambda t, s=scope: typed_expr(t, depth - 1, s)  # noqa: E731
+
+    def sub(t, s=scope):
+        return _typed(draw, t, depth - 1, s)
+
     if ty == "int":
-        kind = draw(st.integers(0, 9))
+        kind = draw(integers(0, 9))
         if kind <= 2:
-            op = draw(st.sampled_from(["+", "-", "*", "/", "%"]))
-            return f"({draw(sub('int'))} {op} {draw(sub('int'))})"
+            op = draw(_OPS["int"])
+            return f"({sub('int')} {op} {sub('int')})"
         if kind == 3:
-            return f"(if {draw(sub('bool'))} then {draw(sub('int'))} else {draw(sub('int'))})"
+            return f"(if {sub('bool')} then {sub('int')} else {sub('int')})"
         if kind == 4:
-            return f"{draw(st.sampled_from(['min', 'max']))}({draw(sub('int'))}, {draw(sub('int'))})"
+            return f"{draw(_MIN_MAX)}({sub('int')}, {sub('int')})"
         if kind == 5:
-            return f"int({draw(sub('float'))})"
-        var, source = draw(_int_source(depth, scope))
+            return f"int({sub('float')})"
+        var, source = _int_source(draw, depth, scope)
         inner = scope + ((var, "int"),)
-        where = draw(typed_expr("bool", depth - 1, inner))
-        agg = draw(st.sampled_from(["sum", "count", "len", "first", "fold", "max"]))
+        where = _typed(draw, "bool", depth - 1, inner)
+        agg = draw(_INT_AGGREGATES)
         if agg == "sum":
-            return f"sum({draw(typed_expr('int', depth - 1, inner))} for {var} in {source} where {where})"
+            return f"sum({_typed(draw, 'int', depth - 1, inner)} for {var} in {source} where {where})"
         if agg == "count":
             return f"count({var} in {source} where {where})"
         if agg == "len":
             return f"len([{var} in {source} where {where}])"
         if agg == "first":
-            return f"(first({var} in {source} where {where}) ?? {draw(sub('int'))})"
+            return f"(first({var} in {source} where {where}) ?? {sub('int')})"
         if agg == "max":
-            return f"(max({draw(typed_expr('int', depth - 1, inner))} for {var} in {source}) ?? 0)"
+            return f"(max({_typed(draw, 'int', depth - 1, inner)} for {var} in {source}) ?? 0)"
         acc = f"acc{depth}"
-        body = draw(typed_expr("int", depth - 1, inner + ((acc, "int"),)))
-        return f"fold({acc} = {draw(sub('int'))} for {var} in {source}: {body})"
+        body = _typed(draw, "int", depth - 1, inner + ((acc, "int"),))
+        return f"fold({acc} = {sub('int')} for {var} in {source}: {body})"
     if ty == "float":
-        kind = draw(st.integers(0, 3))
+        kind = draw(integers(0, 3))
         if kind == 0:
-            return f"float({draw(sub('int'))})"
+            return f"float({sub('int')})"
         if kind == 1:
-            op = draw(st.sampled_from(["+", "-", "*", "/"]))
-            return f"({draw(sub('float'))} {op} {draw(sub('float'))})"
+            op = draw(_OPS["float"])
+            return f"({sub('float')} {op} {sub('float')})"
         if kind == 2:
-            return f"sqrt(abs({draw(sub('float'))}))"
-        return f"(if {draw(sub('bool'))} then {draw(sub('float'))} else {draw(sub('float'))})"
+            return f"sqrt(abs({sub('float')}))"
+        return f"(if {sub('bool')} then {sub('float')} else {sub('float')})"
     if ty == "bool":
-        kind = draw(st.integers(0, 5))
+        kind = draw(integers(0, 5))
         if kind <= 1:
-            t = draw(st.sampled_from(["int", "int", "float", "string"]))
-            op = draw(st.sampled_from(["==", "!="] if t == "string" else ["<", "<=", ">", ">=", "==", "!="]))
-            return f"({draw(sub(t))} {op} {draw(sub(t))})"
+            t = draw(_COMPARED_TYPES)
+            op = draw(_OPS["string" if t == "string" else "ordered"])
+            return f"({sub(t)} {op} {sub(t)})"
         if kind == 2:
-            return f"({draw(sub('bool'))} {draw(st.sampled_from(['and', 'or']))} {draw(sub('bool'))})"
+            return f"({sub('bool')} {draw(_AND_OR)} {sub('bool')})"
         if kind == 3:
-            return f"not {draw(sub('bool'))}"
-        var, source = draw(_int_source(depth, scope))
+            return f"not {sub('bool')}"
+        var, source = _int_source(draw, depth, scope)
         inner = scope + ((var, "int"),)
-        return f"{draw(st.sampled_from(['any', 'all']))}({var} in {source} where {draw(typed_expr('bool', depth - 1, inner))})"
-    kind = draw(st.integers(0, 1))
+        return f"{draw(_ANY_ALL)}({var} in {source} where {_typed(draw, 'bool', depth - 1, inner)})"
+    kind = draw(integers(0, 1))
     if kind == 0:
-        return f'(string({draw(sub("int"))}) + "-" + {draw(sub("string"))})'
-    return f"(if {draw(sub('bool'))} then {draw(sub('string'))} else {draw(sub('string'))})"
+        return f'(string({sub("int")}) + "-" + {sub("string")})'
+    return f"(if {sub('bool')} then {sub('string')} else {sub('string')})"
 
 
-@st.composite
+_INT_LIST_TEXTS = st.sampled_from(_INT_LISTS)
+
+
 def _int_source(draw, depth: int, scope: tuple):
     """A variable name and a list of ints to range it over: the same for every node, or with
     members that depend on the node."""
     var = f"x{depth}"
-    kind = draw(st.integers(0, 2))
+    kind = draw(integers(0, 2))
     if kind == 0:
-        return var, draw(st.sampled_from(_INT_LISTS))
+        return var, draw(_INT_LIST_TEXTS)
     if kind == 1:
-        items = [draw(typed_expr("int", depth - 2, scope)) for _ in range(draw(st.integers(1, 3)))]
+        items = [_typed(draw, "int", depth - 2, scope) for _ in range(draw(integers(1, 3)))]
         return var, f"[{', '.join(items)}]"
     y = f"y{depth}"
-    cond = draw(typed_expr("bool", depth - 2, scope + ((y, "int"),)))
-    return var, f"[{y} in {draw(st.sampled_from(_INT_LISTS))} where {cond}]"
+    cond = _typed(draw, "bool", depth - 2, scope + ((y, "int"),))
+    return var, f"[{y} in {draw(_INT_LIST_TEXTS)} where {cond}]"
 
 
-def _typed_leaf(ty: str, names: list) -> st.SearchStrategy[str]:
+@lru_cache(maxsize=None)
+def _typed_leaf(ty: str, names: tuple) -> st.SearchStrategy[str]:
     if ty == "int":
         numbers = st.integers(-3, 12).map(str) | st.sampled_from(["2147483648", "1099511627776", "0"])
         options = [numbers, st.sampled_from(_NODE_INTS), st.sampled_from(_NODE_INTS), st.sampled_from(_POD_INTS)]
@@ -855,33 +1002,40 @@ def _typed_leaf(ty: str, names: list) -> st.SearchStrategy[str]:
     return st.one_of(*options)
 
 
+_LET_TYPES = st.sampled_from(["int", "bool", "float"])
+_REJECT_CODES = st.sampled_from(["", "\n        code UnschedulableAndUnresolvable"])
+# With `with`, the parts that read neither node nor score are evaluated once per loop, on
+# first use: an error in a branch not taken (1 / 0 below) must stay unraised.
+_NORMALIZATIONS = st.sampled_from([
+    "", "    normalize max\n", "    normalize reverse\n", "    normalize minmax\n",
+    "    normalize with score * 100 / (max(scores) ?? 1)\n",
+    "    normalize with if len(scores) > 0 then (score - (min(scores) ?? 0)) % 101\n"
+    "                   else 1 / (len(scores) - len(scores))\n"])
+_STDLIB_USES = st.sampled_from([[], ["NodeResourcesFit"], ["TaintToleration", "NodeResourcesBalancedAllocation"]])
+
+
+@lru_cache(maxsize=None)
 @st.composite
 def team_policies(draw) -> str:
     """A custom policy (filter with lets and rejects, score with lets, a value and a
     normalisation) and a profile that uses it, with or without stdlib plugins around it."""
     lets, scope = [], ()
-    for i in range(draw(st.integers(0, 2))):
-        t = draw(st.sampled_from(["int", "bool", "float"]))
-        lets.append(f"    let v{i} = {draw(typed_expr(t, 3, scope))}")
+    for i in range(draw(integers(0, 2))):
+        t = draw(_LET_TYPES)
+        lets.append(f"    let v{i} = {_typed(draw, t, 3, scope)}")
         scope += ((f"v{i}", t),)
-    rejects = [f"    reject when {draw(typed_expr('bool', 3, scope))}\n"
-               f"        reason 'team ${{{draw(typed_expr('int', 2, scope))}}}'"
-               + draw(st.sampled_from(["", "\n        code UnschedulableAndUnresolvable"]))
-               for _ in range(draw(st.integers(1, 2)))]
-    # With `with`, the parts that read neither node nor score are evaluated once per loop, on
-    # first use: an error in a branch not taken (1 / 0 below) must stay unraised.
-    normalize = draw(st.sampled_from([
-        "", "    normalize max\n", "    normalize reverse\n", "    normalize minmax\n",
-        "    normalize with score * 100 / (max(scores) ?? 1)\n",
-        "    normalize with if len(scores) > 0 then (score - (min(scores) ?? 0)) % 101\n"
-        "                   else 1 / (len(scores) - len(scores))\n"]))
-    value = draw(typed_expr("int", 3, (("s0", "int"),)))
-    stdlib = draw(st.sampled_from([[], ["NodeResourcesFit"], ["TaintToleration", "NodeResourcesBalancedAllocation"]]))
+    rejects = [f"    reject when {_typed(draw, 'bool', 3, scope)}\n"
+               f"        reason 'team ${{{_typed(draw, 'int', 2, scope)}}}'"
+               + draw(_REJECT_CODES)
+               for _ in range(draw(integers(1, 2)))]
+    normalize = draw(_NORMALIZATIONS)
+    value = _typed(draw, "int", 3, (("s0", "int"),))
+    stdlib = draw(_STDLIB_USES)
     uses = "".join(f"    use {name}\n" for name in stdlib)
-    return (f"policy Team\n\nparam k: int = {draw(st.integers(0, 3))}\n\n"
+    return (f"policy Team\n\nparam k: int = {draw(integers(0, 3))}\n\n"
             f"filter team {{\n" + "".join(line + "\n" for line in lets) + "\n".join(rejects) + "\n}\n\n"
-            f"score team {{\n    let s0 = {draw(typed_expr('int', 3))}\n    value {value}\n{normalize}}}\n\n"
-            f"profile team {{\n    use Team weight {draw(st.integers(1, 3))}\n{uses}}}\n")
+            f"score team {{\n    let s0 = {_typed(draw, 'int', 3)}\n    value {value}\n{normalize}}}\n\n"
+            f"profile team {{\n    use Team weight {draw(integers(1, 3))}\n{uses}}}\n")
 
 
 # ---- Dynamic Resource Allocation (resource.k8s.io/v1) ------------------------------------------
@@ -930,22 +1084,25 @@ def _short(driver: str) -> str:
     return driver.split(".")[0]
 
 
-@st.composite
-def devices(draw, driver: str, count: int) -> list:
+def devices(driver: str, count: int) -> st.SearchStrategy[list]:
     """``count`` devices of one driver, with every attribute kind (int, bool, string, version)
     and a capacity."""
+    return _composite(_devices, driver, count)
+
+
+def _devices(draw, driver: str, count: int) -> list:
     out = []
-    model = draw(st.sampled_from(DRA_MODELS))   # mostly one model per slice, as a machine has
+    model = draw(sampled(DRA_MODELS))   # mostly one model per slice, as a machine has
     for i in range(count):
         out.append({
             "name": f"{_short(driver)}-{i}",
             "attributes": {
-                "model": {"string": draw(st.sampled_from(DRA_MODELS)) if maybe(draw, 1, 4) else model},
+                "model": {"string": draw(sampled(DRA_MODELS)) if maybe(draw, 1, 4) else model},
                 "index": {"int": i},
                 "ecc": {"bool": draw(st.booleans())},
-                "driverVersion": {"version": draw(st.sampled_from(DRA_VERSIONS))},
+                "driverVersion": {"version": draw(sampled(DRA_VERSIONS))},
             },
-            "capacity": {"memory": {"value": draw(st.sampled_from(["16Gi", "40Gi", "80Gi"]))}},
+            "capacity": {"memory": {"value": draw(sampled(("16Gi", "40Gi", "80Gi")))}},
         })
     return out
 
@@ -968,41 +1125,43 @@ def pod_uid(pod: dict) -> str:
     return f"uid-{pod['metadata']['namespace']}-{pod['metadata']['name']}"
 
 
-@st.composite
 def _exact(draw, classes: tuple, admin: bool) -> dict:
     """An ExactDeviceRequest (the part after the name): a class, ExactCount (count 1-3, often
     left to its default of 1) or All, sometimes a selector, and adminAccess where allowed."""
     # Mostly the first class; rarely one that does not exist.
     req = {"deviceClassName": "absent-class" if maybe(draw, 1, 25)
-           else draw(st.sampled_from([classes[0]] * len(classes) + list(classes)))}
+           else draw(sampled((classes[0],) * len(classes) + tuple(classes)))}
     if maybe(draw, 1, 6):
         req["allocationMode"] = "All"
     else:
         if maybe(draw, 1, 4):
             req["allocationMode"] = "ExactCount"
         if maybe(draw, 1, 2):
-            req["count"] = draw(st.sampled_from([1, 1, 2, 3]))
+            req["count"] = draw(sampled((1, 1, 2, 3)))
     if maybe(draw, 1, 6):
-        req["selectors"] = [{"cel": {"expression": draw(st.sampled_from(REQUEST_SELECTORS))}}]
+        req["selectors"] = [{"cel": {"expression": draw(sampled(REQUEST_SELECTORS))}}]
     if admin and maybe(draw, 1, 5):
         req["adminAccess"] = True
     return req
 
 
-@st.composite
-def device_requests(draw, classes: tuple, admin: bool) -> tuple[list, list]:
+def device_requests(classes: tuple, admin: bool) -> st.SearchStrategy[tuple[list, list]]:
     """A claim's requests (1-2; each exactly, or firstAvailable with 1-3 subrequests) and
     sometimes a matchAttribute constraint over some or all of them."""
+    return _composite(_device_requests, tuple(classes), admin)
+
+
+def _device_requests(draw, classes: tuple, admin: bool) -> tuple[list, list]:
     requests = []
     for i in range(1 + maybe(draw, 1, 4)):
         if maybe(draw, 1, 3):
-            subs = [{"name": f"s{j}", **draw(_exact(classes, admin=False))} for j in range(draw(st.integers(1, 3)))]
+            subs = [{"name": f"s{j}", **_exact(draw, classes, admin=False)} for j in range(draw(integers(1, 3)))]
             requests.append({"name": f"r{i}", "firstAvailable": subs})
         else:
-            requests.append({"name": f"r{i}", "exactly": draw(_exact(classes, admin))})
+            requests.append({"name": f"r{i}", "exactly": _exact(draw, classes, admin)})
     constraints = []
     if maybe(draw, 1, 5):
-        constraint = {"matchAttribute": draw(st.sampled_from(MATCH_ATTRIBUTES))}
+        constraint = {"matchAttribute": draw(sampled(MATCH_ATTRIBUTES))}
         if len(requests) > 1 and draw(st.booleans()):
             constraint["requests"] = [requests[0]["name"]]
         constraints.append(constraint)
@@ -1016,6 +1175,13 @@ class DraScenario:
     pods: tuple
 
 
+_OPTIONAL_CLASS_LISTS = st.lists(st.sampled_from([c for c, _ in DEVICE_CLASSES if c not in ("gpu", "any-device")]),
+                                 max_size=3, unique=True)
+_ONE_POOL_DRIVERS = st.sampled_from(DRA_DRIVERS[:1] * 3 + DRA_DRIVERS[1:])
+_CLAIM_KINDS = st.sampled_from(["new"] * 6 + ["shared"] * 3 + ["template"] * 2 + ["fresh", "missing"])
+
+
+@lru_cache(maxsize=None)
 @st.composite
 def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: int = 4,
                   one_pool_per_node: bool = False, orphans: bool = True) -> DraScenario:
@@ -1028,7 +1194,7 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
     matter (see test_oracle_dra.py). ``orphans``: some allocated claims are left by their pod
     (reservedFor empty, as once the pod is gone), which DynamicResources' PostFilter deallocates
     when a pod that shares one cannot be scheduled."""
-    base = draw(clusters(min_nodes=1, max_nodes=max_nodes, max_pods=4, affinity=False))
+    base = _cluster(draw, min_nodes=1, max_nodes=max_nodes, max_pods=4, affinity=False)
     plain = []
     for node in base.nodes:
         if maybe(draw, 2, 3):
@@ -1041,8 +1207,7 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
     base = base.evolve(nodes=plain)
     names = base.node_names
     # "any-device" too: the allocated claims of bound pods name it.
-    optional = [c for c, _ in DEVICE_CLASSES if c not in ("gpu", "any-device")]
-    classes = ["gpu", "any-device", *draw(st.lists(st.sampled_from(optional), max_size=3, unique=True))]
+    classes = ["gpu", "any-device", *draw(_OPTIONAL_CLASS_LISTS)]
     selector_of = dict(DEVICE_CLASSES)
     others: list = [
         {"apiVersion": "v1", "kind": "Namespace",
@@ -1058,12 +1223,12 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
     for node in names:
         free[node] = []
         if one_pool_per_node:
-            drivers = [draw(st.sampled_from(DRA_DRIVERS[:1] * 3 + DRA_DRIVERS[1:]))] if maybe(draw, 3, 4) else []
+            drivers = [draw(_ONE_POOL_DRIVERS)] if maybe(draw, 3, 4) else []
         else:
             drivers = [d for d in DRA_DRIVERS if (maybe(draw, 3, 4) if d == DRA_DRIVERS[0] else maybe(draw, 1, 3))]
         for driver in drivers:
             pool = f"{node}-{_short(driver)}"
-            devs = draw(devices(driver, draw(st.integers(1, 4))))
+            devs = _devices(draw, driver, draw(integers(1, 4)))
             if not one_pool_per_node and len(devs) > 1 and maybe(draw, 1, 5):
                 # A pool in two slices; now and then it says three (one not published yet):
                 # an incomplete pool, whose devices are never allocated.
@@ -1076,13 +1241,13 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
                 others.append(_slice(pool, driver, pool, devs, nodeName=node))
             free[node] += [(driver, pool, d["name"]) for d in devs]
     if not one_pool_per_node and maybe(draw, 1, 4):
-        zone = draw(st.sampled_from(ZONES))
-        others.append(_slice(f"{zone}-nic", DRA_DRIVERS[1], f"{zone}-nic", draw(devices(DRA_DRIVERS[1], 2)),
+        zone = draw(sampled(tuple(ZONES)))
+        others.append(_slice(f"{zone}-nic", DRA_DRIVERS[1], f"{zone}-nic", _devices(draw, DRA_DRIVERS[1], 2),
                              nodeSelector={"nodeSelectorTerms": [{"matchExpressions": [
                                  {"key": ZONE_KEY, "operator": "In", "values": [zone]}]}]}))
     fabric: list = []   # [(driver, pool, device)] of the devices every node reaches, not allocated
     if not one_pool_per_node and maybe(draw, 1, 4):
-        devs = draw(devices(DRA_DRIVERS[0], 2))
+        devs = _devices(draw, DRA_DRIVERS[0], 2)
         others.append(_slice("fabric", DRA_DRIVERS[0], "fabric", devs, allNodes=True))
         fabric = [(DRA_DRIVERS[0], "fabric", d["name"]) for d in devs]
 
@@ -1099,7 +1264,7 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
         wide = bool(fabric) and maybe(draw, 1, 3)
         source = fabric if wide else free[node]
         if source and pod["status"]["phase"] == "Running" and maybe(draw, 1, 2):
-            count = draw(st.integers(1, min(2, len(source))))
+            count = draw(integers(1, min(2, len(source))))
             taken = source[:count]
             del source[:count]
             claim = _claim(f"held-{i}", pod["metadata"]["namespace"],
@@ -1124,12 +1289,12 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
     # (the claim made for the pod already, or not yet), or now and then missing.
     claims = [o for o in others if o["kind"] == "ResourceClaim"]
     pending = []
-    for i in range(draw(st.integers(min_pending, max_pending))):
-        pod = draw(pods(f"pending-{i}", (), affinity=False))
+    for i in range(draw(integers(min_pending, max_pending))):
+        pod = _pod(draw, f"pending-{i}", (), affinity=False)
         pod["spec"].pop("nodeName", None)
         if maybe(draw, 2, 3):
             # Mostly a plain pod, so that the earlier filters leave DynamicResources nodes to judge.
-            pod["spec"] = {"containers": [{"name": "c0", "image": draw(st.sampled_from(IMAGES)),
+            pod["spec"] = {"containers": [{"name": "c0", "image": draw(sampled(tuple(IMAGES))),
                                            "resources": {"requests": {"cpu": "100m"}}}]}
         if maybe(draw, 2, 3):
             pod["metadata"]["namespace"] = "default"
@@ -1138,19 +1303,19 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
         refs = []
         for j in range(1 + maybe(draw, 1, 4) + maybe(draw, 1, 8)):
             rc = f"rc{j}"
-            kind = draw(st.sampled_from(["new"] * 6 + ["shared"] * 3 + ["template"] * 2 + ["fresh", "missing"]))
+            kind = draw(_CLAIM_KINDS)
             ours = [c for c in claims if c["metadata"]["namespace"] == ns
                     and c["metadata"]["name"] not in {r.get("resourceClaimName") for r in refs}
                     and not c["metadata"].get("ownerReferences")]
             if kind == "shared" and ours:
                 held = [c for c in ours if "status" in c]
                 pick = held if held and draw(st.booleans()) else ours   # half the time one in use
-                refs.append({"name": rc, "resourceClaimName": draw(st.sampled_from(pick))["metadata"]["name"]})
+                refs.append({"name": rc, "resourceClaimName": drawn_from(draw, pick)["metadata"]["name"]})
                 continue
             if kind == "missing":
                 refs.append({"name": rc, "resourceClaimName": f"absent-{i}-{j}"})
                 continue
-            requests, constraints = draw(device_requests(tuple(classes), admin=ns == ADMIN_NAMESPACE))
+            requests, constraints = _device_requests(draw, tuple(classes), admin=ns == ADMIN_NAMESPACE)
             if kind in ("template", "fresh"):
                 template = f"tmpl-{i}-{j}"
                 others.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",

@@ -17,6 +17,7 @@ renamed; the arrival order and the pool and zone of each node come from one draw
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 
 from hypothesis import strategies as st
 
@@ -54,21 +55,26 @@ def _placed(pool: dict, name: str, zone: dict) -> dict:
     return {**pool, "metadata": {"name": name, "labels": {**labels, **zone, S.HOSTNAME_KEY: name}}}
 
 
+_POOLS = st.lists(S.nodes("pool"), min_size=1, max_size=3)
+_ZONE_CHOICES = st.lists(st.sampled_from(range(len(ZONE_LABELS))), min_size=1, max_size=4, unique=True)
+
+
+@lru_cache(maxsize=None)
 @st.composite
 def sampled_clusters(draw, min_nodes: int = 90, max_nodes: int = 300, max_pods: int = 3) -> S.Cluster:
     """A cluster of ``min_nodes``..``max_nodes`` nodes (copies of a roomy node and of one to
     three drawn pools, so that most pods fit many of them, more than the search wants), in a
     shuffled arrival order over one to four zone keys, and a few pods bound to them."""
-    count = draw(st.integers(min_nodes, max_nodes))
-    pools = [ROOMY, *draw(st.lists(S.nodes("pool"), min_size=1, max_size=3))]
-    zones = draw(st.lists(st.sampled_from(range(len(ZONE_LABELS))), min_size=1, max_size=4, unique=True))
-    rng = random.Random(draw(st.integers(0, 2**32 - 1)))
+    count = draw(S.integers(min_nodes, max_nodes))
+    pools = [ROOMY, *draw(_POOLS)]
+    zones = draw(_ZONE_CHOICES)
+    rng = random.Random(draw(S.integers(0, 2**32 - 1)))
     names = [f"node-{i}" for i in range(count)]
     rng.shuffle(names)
     node_dicts = [_placed(rng.choice(pools), name, ZONE_LABELS[rng.choice(zones)]) for name in names]
     hosts = tuple(names[:max_pods])     # a few nodes (names shuffled) run the bound pods
     pod_dicts = [draw(S.pods(f"running-{i}", hosts, bound=True))
-                 for i in range(draw(st.integers(0, max_pods)))]
+                 for i in range(draw(S.integers(0, max_pods)))]
     return S.Cluster(tuple(node_dicts), tuple(pod_dicts))
 
 
@@ -77,6 +83,7 @@ def sampled_clusters(draw, min_nodes: int = 90, max_nodes: int = 300, max_pods: 
 PERCENTAGES = [0, 1, 5, 10, 30, 50, 70, 100]
 
 
+@lru_cache(maxsize=None)
 def percentages(profile: bool = False) -> st.SearchStrategy:
     return st.sampled_from([None, *PERCENTAGES] if profile else PERCENTAGES)
 
@@ -97,6 +104,7 @@ def widely_fitting(pod: dict) -> dict:
     return {**pod, "spec": spec}
 
 
+@lru_cache(maxsize=None)
 @st.composite
 def sampled_pods(draw, name: str) -> dict:
     """A pending pod (tests/strategies.py's), half the time one that fits widely."""

@@ -3,6 +3,7 @@ template, shared), simulate's allocations written into the claims and read back,
 earlier pods, and both executors deciding alike. The plugin's upstream cases are
 tests/conformance/dynamic_resources.yaml."""
 
+import functools
 from pathlib import Path
 
 import attrs
@@ -154,10 +155,17 @@ def _answers(state) -> dict:
             for name, node in state.nodes.items() for count in range(1, 5)}
 
 
+@functools.cache
+def _reference_profile() -> Executable:
+    """The default profile on the reference executor, compiled once for every example (it keeps
+    nothing between pods: what a simulation changes is in the state)."""
+    return Executable(load_plans()["default-scheduler"], "reference")
+
+
 @settings(max_examples=25, deadline=None)
 @given(counts=st.lists(st.integers(1, 4), max_size=6), shared=st.integers(0, 2))
 def test_kept_answers_are_those_of_a_state_built_afresh(counts, shared):
-    exe = Executable(load_plans()["default-scheduler"], "reference")
+    exe = _reference_profile()
     state = ClusterState.build(_small_cluster(shared))
     _answers(state)         # every node has kept answers before the pods take devices
     pods = [structure_object({"kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default", "uid": f"u{i}"},

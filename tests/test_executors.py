@@ -124,7 +124,7 @@ def simulations(draw):
     templates = [draw(S.pods(f"pending-{i}", names, affinity=False)) for i in range(draw(st.integers(1, 3)))]
     pods = []
     for i in range(draw(st.integers(2, 6))):
-        pod = copy.deepcopy(draw(st.sampled_from(templates)))
+        pod = copy.deepcopy(S.drawn_from(draw, templates))
         pod["metadata"]["name"] = f"pending-{i}"
         pods.append(pod)
     return cluster, pods

@@ -124,8 +124,13 @@ def test_format_is_idempotent(module):
     assert format_source(text, "<generated>") == text
 
 
-@given(st.sampled_from(STDLIB + sorted(EXAMPLES.rglob("*.sched"))).flatmap(
-    lambda p: S.mutated(p.read_text()).map(lambda t: (p.name, t))))
+@lru_cache(maxsize=None)
+def _mutated_file(path: Path) -> st.SearchStrategy[tuple[str, str]]:
+    """(the file's name, its text edited): one strategy per file, not one per draw."""
+    return S.mutated(path.read_text()).map(lambda t: (path.name, t))
+
+
+@given(st.sampled_from(STDLIB + sorted(EXAMPLES.rglob("*.sched"))).flatmap(_mutated_file))
 def test_formatting_a_real_file_keeps_its_tree_and_comments(named):
     """For any text that parses (here: stdlib and example policies with random edits, comments
     and blank lines included), formatting keeps the tree, every comment, and is idempotent;
@@ -603,20 +608,23 @@ class RuleToleration:
         return tol
 
 
+_SECONDS = st.none() | st.integers(0, 3600)
+
+
 @st.composite
 def rule_tolerations(draw, cluster: S.Cluster):
     """A rule toleration; half the time for a taint that is on some node of the cluster, so that
     it makes a difference."""
     present = [t for n in cluster.nodes for t in n["spec"].get("taints", [])]
     if present and draw(st.booleans()):
-        taint = draw(st.sampled_from(present))
+        taint = S.drawn_from(draw, present)
         key, value, effect = taint["key"], taint.get("value", ""), taint["effect"]
     else:
-        key, value = draw(st.sampled_from(S.TAINT_KEYS)), draw(st.sampled_from(S.TAINT_VALUES))
-        effect = draw(st.sampled_from(S.EFFECTS))
-    return RuleToleration(draw(st.sampled_from(list(RULE_CONDITIONS))), key,
-                          draw(st.sampled_from(["Equal", "Exists"])), value,
-                          draw(st.sampled_from([effect, "All"])), draw(st.none() | st.integers(0, 3600)))
+        key, value = draw(S.sampled(tuple(S.TAINT_KEYS))), draw(S.sampled(tuple(S.TAINT_VALUES)))
+        effect = draw(S.sampled(tuple(S.EFFECTS)))
+    return RuleToleration(draw(S.sampled(tuple(RULE_CONDITIONS))), key,
+                          draw(S.sampled(("Equal", "Exists"))), value,
+                          draw(S.sampled((effect, "All"))), draw(_SECONDS))
 
 
 @lru_cache(maxsize=None)

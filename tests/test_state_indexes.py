@@ -56,6 +56,11 @@ def _placed(state: ClusterState) -> dict:
     return out
 
 
+# (namespace or None, selector) pairs to ask the indexes; built once (see tests/strategies.py).
+QUERIES = st.lists(st.tuples(st.sampled_from([*S.NAMESPACES, None]), S.label_selectors().map(_selector)),
+                   min_size=1, max_size=3)
+
+
 @settings(max_examples=120, deadline=None)
 @given(cluster=S.clusters(min_nodes=1, max_nodes=4, max_pods=8), data=st.data())
 def test_indexes_follow_binds_and_removals(cluster, data):
@@ -64,13 +69,10 @@ def test_indexes_follow_binds_and_removals(cluster, data):
         if data.draw(st.booleans(), label="terminating"):
             pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     state = cluster.evolve(pods=running).state()
-    namespaces = st.sampled_from([*S.NAMESPACES, None])
-    queries = data.draw(st.lists(st.tuples(namespaces, S.label_selectors().map(_selector)),
-                                 min_size=1, max_size=3), label="queries")
+    queries = data.draw(QUERIES, label="queries")
     _answers(state, queries)    # asked before the changes, so that the answers are kept and updated
     # Asked first after the changes: answered from the per-label counts kept as pods come and go.
-    late = data.draw(st.lists(st.tuples(namespaces, S.label_selectors().map(_selector)),
-                              min_size=1, max_size=3), label="late queries")
+    late = data.draw(QUERIES, label="late queries")
 
     for step in range(data.draw(st.integers(1, 6), label="changes")):
         bound = state.bound_pods
@@ -78,7 +80,7 @@ def test_indexes_follow_binds_and_removals(cluster, data):
             state.remove(data.draw(st.sampled_from(bound), label="removed"))
         else:
             pod = S.structure(data.draw(S.pods(f"arriving-{step}"), label="arriving"))
-            state.bind(state.with_priority(pod), data.draw(st.sampled_from(cluster.node_names), label="node"))
+            state.bind(state.with_priority(pod), data.draw(S.sampled(tuple(cluster.node_names)), label="node"))
         fresh = ClusterState.build(state.objects())
         assert _answers(state, queries) == _answers(fresh, queries)
         assert _affinity_nodes(state) == _affinity_nodes(fresh)
@@ -98,16 +100,14 @@ def test_indexes_follow_pods_put_and_dropped_as_a_watch_does(cluster, data):
     finished, changed in place (relabelled, moved, finished) and deleted leave the indexes
     answering as a state built afresh."""
     state = cluster.state()
-    namespaces = st.sampled_from([*S.NAMESPACES, None])
-    queries = data.draw(st.lists(st.tuples(namespaces, S.label_selectors().map(_selector)),
-                                 min_size=1, max_size=3), label="queries")
+    queries = data.draw(QUERIES, label="queries")
     _answers(state, queries)
     for step in range(data.draw(st.integers(1, 6), label="events")):
         known = state.pods
         if known and data.draw(st.booleans(), label="delete"):
             state.drop_pod(data.draw(st.sampled_from(known), label="deleted").key)
             continue
-        name = data.draw(st.sampled_from([p.metadata.name for p in known] + [f"new-{step}"]), label="name")
+        name = data.draw(S.sampled((*(p.metadata.name for p in known), f"new-{step}")), label="name")
         raw = data.draw(S.pods(name, tuple(cluster.node_names), bound=data.draw(st.booleans(), label="bound")),
                         label="pod")
         state.put_pod(S.structure(raw))
