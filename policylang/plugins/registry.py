@@ -52,7 +52,9 @@ class Plugin:
     companion: "ModuleType | None" = attrs.field(default=None, eq=False, repr=False)
 
     def hook(self, name: str):
-        return getattr(self.companion, name, None) if self.companion is not None else None
+        # The module's namespace, not getattr: a missing hook is the common case (simulate asks
+        # every plugin for its Reserve on every pod) and getattr makes an AttributeError for it.
+        return vars(self.companion).get(name) if self.companion is not None else None
 
 
 def _companion(stem: str) -> "ModuleType | None":
