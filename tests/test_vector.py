@@ -6,11 +6,15 @@ from __future__ import annotations
 import gc
 import weakref
 
+import attrs
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 import strategies as S
 from policylang import Executable, load_plans, schedule
 from policylang.cluster.state import ClusterState
 from policylang import plan as P
-from policylang.run.vector.cache import NodeCache
+from policylang.run.vector.cache import NodeCache, Unfrozen, freeze
 from policylang.run.vector.passes import PASSES, annotate
 
 
@@ -71,3 +75,42 @@ def test_what_reads_the_pods_on_a_node_is_kept_until_they_change_and_cheap_is_no
     cheap = annotate(_expr("abs(milli(node.status.allocatable[\"cpu\"]) - 1)"))
     assert cheap.cheap and not cheap.cached
     assert annotate(_expr('len(pods_matching("default", null))')).locality is None
+
+
+@attrs.frozen
+class _Record:
+    a: object
+    b: object = None
+
+
+_PLAIN = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=3),
+    lambda inner: (st.lists(inner, max_size=12) | st.lists(inner, max_size=12).map(tuple)
+                   | st.dictionaries(st.text(max_size=3), inner, max_size=12) | st.builds(_Record, inner, inner)),
+    max_leaves=80)
+
+
+def _values_in(v) -> int:
+    """How many values v holds, itself included: what freezing it costs of the budget."""
+    if isinstance(v, (list, tuple)):
+        return 1 + sum(map(_values_in, v))
+    if isinstance(v, dict):
+        return 1 + sum(map(_values_in, v.values()))
+    if isinstance(v, _Record):
+        return 1 + _values_in(v.a) + _values_in(v.b)
+    return 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(_PLAIN, st.integers(0, 40))
+def test_a_value_is_frozen_exactly_when_the_budget_covers_each_value_it_holds(v, budget):
+    """freeze refuses a list, map or record with more members than the budget has left before
+    freezing any (a speed-up): the answer is still the budget's, one per value held."""
+    left = [budget]
+    try:
+        frozen = freeze(v, left)
+    except Unfrozen:
+        assert _values_in(v) > budget
+    else:
+        assert _values_in(v) <= budget and left[0] == budget - _values_in(v)
+        assert hash(frozen) == hash(freeze(v, [budget]))

@@ -30,7 +30,11 @@ class Unfrozen(Exception):
 
 def freeze(v, budget: list):
     """A hashable stand-in for a plain value, types kept apart (1, 1.0 and True differ);
-    Unfrozen for objects and for values too large to be worth a cache entry."""
+    Unfrozen for objects and for values too large to be worth a cache entry.
+
+    Each value costs one of the budget, so a list, map or record with more members than the
+    budget has left is refused before any of them is frozen (the feasible nodes, a list of
+    hundreds of Nodes, are read by score expressions on every pod)."""
     budget[0] -= 1
     if budget[0] < 0:
         raise Unfrozen
@@ -39,12 +43,21 @@ def freeze(v, budget: list):
     if isinstance(v, (bool, int, float, Quantity)):
         return (type(v), v)
     if isinstance(v, (list, tuple)):
+        _afford(len(v), budget)
         return ("list", tuple(freeze(x, budget) for x in v))
     if type(v) is dict:     # not the cluster view, whose lists are made as they are read
+        _afford(len(v), budget)
         return ("map", tuple((k, freeze(x, budget)) for k, x in v.items()))
     if attrs.has(type(v)):   # cluster data (a toleration, a selector): by value, field by field
-        return (type(v), tuple(freeze(getattr(v, f.name), budget) for f in attrs.fields(type(v))))
+        fields = attrs.fields(type(v))
+        _afford(len(fields), budget)
+        return (type(v), tuple(freeze(getattr(v, f.name), budget) for f in fields))
     raise Unfrozen
+
+
+def _afford(members: int, budget: list) -> None:
+    if members > budget[0]:
+        raise Unfrozen
 
 
 def _frozen(v, memo: dict) -> tuple:
