@@ -19,8 +19,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import strategies as S
-from kube_oracle import Oracle
-from kube_oracle import comparable
+from kube_oracle import Oracle, comparable
 from policylang import Executable, load_plans, schedule
 from policylang.report import decision_json
 
