@@ -14,7 +14,6 @@ import random
 from functools import lru_cache
 from itertools import islice
 
-import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
