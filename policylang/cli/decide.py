@@ -92,10 +92,10 @@ def register(sub) -> None:
         target_arguments(verb)
 
 
-def cmd_eval(args) -> int:
-    from ..pending import Held, held, targets
-    from ..report import Style, eval_json, eval_text
-    from ..run.schedule import Sampling, collector_paused, schedule
+def _pods_to_decide(args):
+    """What eval and explain read: the version decided for, the profiles' plans, the cluster
+    state, the pods named (--pod) and which profile's Executable decides each."""
+    from ..pending import targets
 
     if args.config and args.profile:
         raise InputError("give --profile or --config, not both")
@@ -105,6 +105,15 @@ def cmd_eval(args) -> int:
     found = targets(args.pod, args.namespace or namespace, state, where, args.replicas)
     profile_for = profile_chooser(plans, every_pod=bool(args.profile), executor=args.executor, state=state,
                                   pods=len(found))
+    return k8s, plans, state, found, profile_for
+
+
+def cmd_eval(args) -> int:
+    from ..pending import Held, held
+    from ..report import Style, eval_json, eval_text
+    from ..run.schedule import Sampling, collector_paused, schedule
+
+    k8s, plans, state, found, profile_for = _pods_to_decide(args)
     rng = random.Random(args.seed) if args.tie_break == "random" else None
     results = []
     with collector_paused():
@@ -151,17 +160,10 @@ def cmd_explain(args) -> int:
     import attrs
 
     from ..explain import FIX_TRIES, explain
-    from ..pending import Held, held, targets, ungated
+    from ..pending import Held, held, ungated
     from ..report import Style, explain_json, explain_text
 
-    if args.config and args.profile:
-        raise InputError("give --profile or --config, not both")
-    k8s = target_of(args)
-    plans = load_plans(args.profile, args.config, target=k8s)
-    state, where, namespace = cluster_state(args, narrowed(args))
-    found = targets(args.pod, args.namespace or namespace, state, where, args.replicas)
-    profile_for = profile_chooser(plans, every_pod=bool(args.profile), executor=args.executor, state=state,
-                                  pods=len(found))
+    k8s, plans, state, found, profile_for = _pods_to_decide(args)
     options = {"preemption": not args.no_preemption, "infrastructure": args.suggest_infrastructure,
                "fix_tries": None if args.every else FIX_TRIES}
     progress = progress_bar if sys.stderr.isatty() and args.output == "text" and len(found) > 5 else None
