@@ -28,6 +28,7 @@ from types import ModuleType
 
 from ..roots import snake_case, stdlib_dir
 
+
 @functools.cache
 def _module(plugin: str) -> "ModuleType | None":
     stem = snake_case(plugin)
