@@ -39,6 +39,7 @@ test: install oracle kube
 bench: install
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/suite.py
 	$(BIN)/python bench/dra.py
 	$(BIN)/python bench/dra_eval.py
 
