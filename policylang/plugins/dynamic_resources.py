@@ -12,19 +12,14 @@ import attrs
 
 from ..cluster.selectors import node_selector_matches
 from ..cluster.validation.resource import RESERVED_FOR_MAX_SIZE
-from ..plan import LetStep
 from ..run.framework import PostFilterOutcome
-from ..run.phases import base_env, run_filters, run_prefilter
+from ..run.phases import filter_lets_on, lets_of
 from .edits import Change, with_objects
 
 CANNOT_ALLOCATE = "cannot allocate all claims"
 NOT_AVAILABLE = "resourceclaim not available on the node"
 # The lets through which the policy's filter hands Reserve the chosen node's allocation.
 RESERVE_LETS = ("claims", "reserved_allocations")
-
-
-def _lets(env: dict) -> dict:
-    return {key.split("#")[0]: value for key, value in env.items()}
 
 
 def postfilter(exe, state, pod, pre, statuses, *, plugin, preemption: bool, rng=None):
@@ -35,7 +30,7 @@ def postfilter(exe, state, pod, pre, statuses, *, plugin, preemption: bool, rng=
     if plugin.name not in pre.reached:
         # Its PreFilter never ran (an earlier PreFilter rejected the pod), so it has no state.
         return PostFilterOutcome("not found", error=True)
-    claims = _lets(pre.envs.get(plugin.name, {})).get("claims")
+    claims = lets_of(pre.envs.get(plugin.name, {})).get("claims")
     rejected_here = pre.status is not None and pre.status.plugin == plugin.name
     if not pre.active.get(plugin.name) or not claims or rejected_here:
         # Its state holds claims only once its PreFilter passed with some.
@@ -67,18 +62,9 @@ def reserve(exe, state, pod, node_name: str, plugin) -> "str | None":
     into the claims' status.allocation and the pod into their status.reservedFor, so the next
     pod finds those devices in use. A claim already reserved for 256 pods cannot take one more:
     the API server refuses PreBind's update, and that error is the pod's (None otherwise)."""
-    if not pod.spec.resource_claims:
-        return
-    if not any(isinstance(step, LetStep) and step.name.split("#")[0] == RESERVE_LETS[1]
-               for f in plugin.filters for step in f.node_steps):
-        return
-    pod = exe.apply_rules(state, state.with_priority(pod))
-    pre = run_prefilter(exe, state, pod, base_env(state, pod))
-    if pre.status is not None or not pre.active.get(plugin.name):
-        return
-    if run_filters(exe, pre, state.nodes[node_name]) is not None:
-        return
-    lets = _lets(pre.envs[plugin.name])
+    lets = filter_lets_on(exe, state, pod, node_name, plugin, RESERVE_LETS[1]) if pod.spec.resource_claims else None
+    if lets is None:
+        return None
     claims = lets.get(RESERVE_LETS[0]) or []
     full = next((c for c in claims if len(c.status.reserved_for) >= RESERVED_FOR_MAX_SIZE
                  and not any(r.uid == pod.metadata.uid for r in c.status.reserved_for)), None)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import attrs
 
+from .. import plan as P
 from ..cluster.model import Node, Pod
 from ..cluster.state import ClusterState
 from ..types import CLUSTER_FIELDS
@@ -105,6 +106,27 @@ def run_filters(exe, pre: PreFilterOutcome, node: Node) -> "Status | None":
                     return Status(step.code, reasons_of(call(step.reason, env, plugin.name, "filter")), plugin.name,
                                   step.origin)
     return None
+
+
+def filter_lets_on(exe, state: ClusterState, pod: Pod, node_name: str, plugin, needs: str) -> "dict | None":
+    """What ``plugin``'s filter let on the chosen node (names without their `#k` suffix), its
+    PreFilter and Filters run again there: how a Reserve reads its plugin's decision for the node.
+    None where the plan's filter lets no ``needs``, or the plugin takes no part, or the node no
+    longer fits."""
+    if not any(isinstance(step, P.LetStep) and step.name.split("#")[0] == needs
+               for f in plugin.filters for step in f.node_steps):
+        return None
+    pod = exe.apply_rules(state, state.with_priority(pod))
+    pre = run_prefilter(exe, state, pod, base_env(state, pod))
+    if pre.status is not None or not pre.active.get(plugin.name) or run_filters(exe, pre, state.nodes[node_name]):
+        return None
+    return lets_of(pre.envs[plugin.name])
+
+
+def lets_of(env: dict) -> dict:
+    """A plugin's environment by the names its policy gave its lets (without the `#k` the
+    compiler adds to keep them unique)."""
+    return {key.split("#")[0]: value for key, value in env.items()}
 
 
 def run_filters_with_nominated(exe, state: ClusterState, pod: Pod, pre: PreFilterOutcome,
