@@ -75,6 +75,16 @@ def required() -> bool:
 
 # ---- comparing decisions --------------------------------------------------------------------
 
+def assert_agree(ours: dict, theirs: dict) -> None:
+    """Each of upstream's keys, then each of its nodes, compared on its own (``comparable``
+    results), so that a failure names the field or the node that differs."""
+    for key in theirs:
+        if key != "nodes":
+            assert ours[key] == theirs[key], key
+    for name, node in theirs["nodes"].items():
+        assert ours["nodes"].get(name) == node, name
+
+
 def comparable(result: dict) -> dict:
     """What must agree between policylang and upstream in one eval/v1 result: the feasible set,
     per node its failing plugin, code and reasons, and its normalised (and weighted) score per

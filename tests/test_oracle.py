@@ -18,7 +18,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import strategies as S
-from kube_oracle import Oracle, comparable
+from kube_oracle import Oracle, assert_agree, comparable
 from policylang import Executable, load_plans, schedule
 from policylang.report import decision_json
 
@@ -86,11 +86,7 @@ def assert_same(oracle: Oracle, cluster: S.Cluster, pod: dict, preemption: bool 
         if ours == theirs:
             break
         theirs = comparable(oracle_result(oracle, cluster.evolve(pods=pods), pod, preemption))
-    for key in theirs:
-        if key != "nodes":
-            assert ours[key] == theirs[key], key
-    for name, node in theirs["nodes"].items():
-        assert ours["nodes"].get(name) == node, name
+    assert_agree(ours, theirs)
     assert ours == theirs
 
 

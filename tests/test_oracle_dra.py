@@ -21,7 +21,7 @@ from hypothesis import given, note
 
 import strategies as S
 from policylang.roots import stdlib_dir
-from kube_oracle import comparable
+from kube_oracle import assert_agree, comparable
 from policylang import schedule
 from policylang.cluster.resourceclaims import instantiate
 from policylang.report import decision_json
@@ -81,11 +81,7 @@ def assert_same(oracle, cluster: S.Cluster, pod: dict, preemption: bool, exe=Non
             break
         bound = cluster if theirs["nominated_node"] is None else cluster.evolve(pods=next(orders))
         theirs = comparable(oracle_result(oracle, bound, pod, preemption))
-    for key in theirs:
-        if key != "nodes":
-            assert ours[key] == theirs[key], key
-    for name, node in theirs["nodes"].items():
-        assert ours["nodes"].get(name) == node, name
+    assert_agree(ours, theirs)
     assert ours == theirs
 
 

@@ -19,7 +19,7 @@ from hypothesis import given, note
 
 import strategies as S
 import strategies_volumes as SV
-from kube_oracle import comparable
+from kube_oracle import assert_agree, comparable
 from policylang import schedule
 from policylang.cluster.load import problems
 from policylang.cluster.state import ClusterState
@@ -49,11 +49,7 @@ def test_single_cycle_with_volumes(oracle, case):
     ours = comparable(json.loads(json.dumps(decision_json(decision))))
     (result,) = oracle.run(objects, [pod], preemption=False)["results"]
     theirs = comparable(result)
-    for key in theirs:
-        if key != "nodes":
-            assert ours[key] == theirs[key], key
-    for name, node in theirs["nodes"].items():
-        assert ours["nodes"].get(name) == node, name
+    assert_agree(ours, theirs)
 
 
 @given(SV.volume_clusters(pending=3))
