@@ -284,9 +284,10 @@ def _bounded_loader():
 
             def construct_document(self, node):
                 if check_node_graph(node, self.input_path, self.tree_size):
-                    data = construct_tree(self, node)
-                    if data is not _NOT_PLAIN:
-                        return data
+                    try:
+                        return construct_tree(self, node)
+                    except NotPlain:
+                        pass
                 return super().construct_document(node)
 
         _LOADER.append(BoundedLoader)
@@ -296,11 +297,11 @@ def _bounded_loader():
 _TAG = "tag:yaml.org,2002:"
 # The scalars SafeConstructor builds by a function of its own (a string is its text as it is).
 _SCALAR_TAGS = frozenset(_TAG + t for t in ("null", "bool", "int", "float", "binary", "timestamp"))
-_NOT_PLAIN = object()
+_STR, _MAP, _SEQ, _MERGE = _TAG + "str", _TAG + "map", _TAG + "seq", _TAG + "merge"
 
 
-class _NotPlain(Exception):
-    """A node the plain builder leaves to PyYAML's constructor (a merge key, a set, a tag)."""
+class NotPlain(Exception):
+    """A document the plain builder leaves to PyYAML's constructor (a merge key, a set, a tag)."""
 
 
 def construct_tree(loader, root: yaml.Node):
@@ -308,7 +309,7 @@ def construct_tree(loader, root: yaml.Node):
     dump), built in one recursion of our own: mappings as dicts, sequences as lists, strings as
     their text, other scalars by SafeConstructor's own functions. PyYAML's generic constructor
     spends ~60% of loading a dump on its per-node bookkeeping (generators for deep construction,
-    the object memo), which a tree needs none of. ``_NOT_PLAIN`` for a document with anything
+    the object memo), which a tree needs none of. Raises NotPlain for a document with anything
     else (a merge key, a complex key, a set, an unknown tag): PyYAML then builds it, errors
     included. Depth is bounded by check_node_graph first."""
     yaml = _yaml()
@@ -324,22 +325,16 @@ def construct_tree(loader, root: yaml.Node):
             out = {}
             for k, v in node.value:
                 if type(k) is not scalar or k.tag == _MERGE:
-                    raise _NotPlain
+                    raise NotPlain
                 out[build(k)] = build(v)
             return out
         if kind is sequence and tag == _SEQ:
             return [build(v) for v in node.value]
         if kind is scalar and tag in _SCALAR_TAGS:
             return constructors[tag](loader, node)
-        raise _NotPlain
+        raise NotPlain
 
-    try:
-        return build(root)
-    except _NotPlain:
-        return _NOT_PLAIN
-
-
-_STR, _MAP, _SEQ, _MERGE = _TAG + "str", _TAG + "map", _TAG + "seq", _TAG + "merge"
+    return build(root)
 
 
 def check_duplicate_keys(node: yaml.MappingNode, path: str) -> None:

@@ -249,10 +249,10 @@ def profile_chooser(plans: dict, every_pod: bool, executor: str = "vector", stat
     """Which profile schedules a pod: the only one, when ``every_pod`` and there is just one;
     otherwise the one named by the pod's spec.schedulerName (or None). ``executor`` may be "auto",
     chosen by the size of the run (``pods`` pods over ``state``'s nodes)."""
-    from ..run.schedule import Executable, executor_for
+    from ..run.schedule import Executable, auto_executor
 
     if executor == "auto":
-        executor = executor_for(executor, len(state.nodes), pods)
+        executor = auto_executor(len(state.nodes), pods)
     executables = {name: Executable(plan, executor) for name, plan in plans.items()}
     if every_pod and len(executables) == 1:
         only = next(iter(executables.values()))

@@ -28,11 +28,9 @@ BACKENDS = {"vector": VectorExecutor(), "reference": ReferenceExecutor()}
 EXECUTORS = tuple(BACKENDS)
 
 
-def executor_for(name: str, nodes: int, pods: int) -> str:
-    """The executor ``name`` means for a run of ``pods`` pods over ``nodes`` nodes: "auto" is the
-    reference interpreter for a small run (tuning.AUTO_REFERENCE_WORK), else the vector executor."""
-    if name != "auto":
-        return name
+def auto_executor(nodes: int, pods: int) -> str:
+    """What `--executor auto` runs for ``pods`` pods over ``nodes`` nodes: the reference
+    interpreter for a small run (tuning.AUTO_REFERENCE_WORK), else the vector executor."""
     return "reference" if nodes * max(pods, 1) < tuning.AUTO_REFERENCE_WORK else "vector"
 
 

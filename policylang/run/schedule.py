@@ -25,7 +25,7 @@ from ..decision import UNRESOLVABLE, Decision, LazyNodes, NodeResult, PluginScor
 from ..plugins import companions
 from . import vector
 from .batch import PolicyErrorInBatch
-from .executable import EXECUTORS, Executable, executor_for  # noqa: F401 (the cycle's public names)
+from .executable import EXECUTORS, Executable, auto_executor  # noqa: F401 (the cycle's public names)
 from ..cost import CostExceeded, start_pod
 from .framework import (MAX_NODE_SCORE, PlanRuntimeError, PostFilterOutcome, call, fit_error_text,  # noqa: F401
                         restricted_text, truthy)

@@ -6,7 +6,7 @@ every case again with the thresholds at their smallest (``tests/test_executors.p
 time of use, so that a test can patch them here.
 """
 
-# ---- choosing the executor (executable.executor_for)
+# ---- choosing the executor (executable.auto_executor)
 # `--executor auto` runs the reference interpreter when nodes × pods is below this: it is done
 # before the vector executor has compiled the expressions the pods reach (~0.25 s for the default
 # profile; docs/benchmarks.md, "Start-up"), and both decide alike (tests/test_executors.py).
