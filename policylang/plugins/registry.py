@@ -18,7 +18,6 @@ from .. import ast, cache
 from ..parse import parse_file
 from ..plan import EXTENSION_POINTS
 from ..roots import snake_case, stdlib_dir
-from . import companions
 
 # Upstream plugins with no .sched here, because they never change where a pod goes (gates, queue
 # order, binding): a configuration may name them, at their one extension point. Where they stand
@@ -36,9 +35,6 @@ class Plugin:
     implements: frozenset      # of "filter", "score", "postFilter"
     assumes_filter: tuple = ()   # plugins whose filters its score assumes have run
     params: frozenset = frozenset()     # the params it declares
-
-    def hook(self, name: str):
-        return companions.hook(self.name, name)
 
 
 def _points(module: ast.Module) -> frozenset:
