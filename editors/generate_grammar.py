@@ -36,7 +36,7 @@ def grammar() -> dict:
     from policylang.ast import AGGREGATES
     from policylang.builtins import REGISTRY
     from policylang.infer import SCOPE_TYPES
-    from policylang.parse import keywords
+    from policylang.grammar import keywords
 
     kws = keywords()
     control = [k for k in kws if k not in DECLARATIONS + WORD_OPERATORS + CONSTANTS]

@@ -435,9 +435,10 @@ def merge_defaults(default, given):
 
 def as_param_value(t, value):
     """Params typed as a Kubernetes kind hold the typed object, as cluster data does."""
-    from .cluster.load import CONVERTER
-    from .types import MODEL_CLASSES
+    from .types import model_class
 
-    if t is not None and t.kind == "record" and t.name in MODEL_CLASSES and isinstance(value, dict):
-        return CONVERTER.structure(value, MODEL_CLASSES[t.name])
-    return value
+    cls = model_class(t.name) if t is not None and t.kind == "record" and isinstance(value, dict) else None
+    if cls is None:
+        return value
+    from .cluster.load import CONVERTER
+    return CONVERTER.structure(value, cls)

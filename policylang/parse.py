@@ -1,19 +1,18 @@
 """Parse: .sched text → ast.Module, or diagnostics: the grammar's parser (grammar.py), a bound
-on nesting, and the tree built into the AST (ast_builder.py)."""
+on nesting, and the tree built into the AST (ast_builder.py).
+
+Lark and the tree builder are imported when text is parsed: a file whose AST the cache holds
+(``parse_file``) is read back without them."""
 
 from __future__ import annotations
 
 import re
 
-import lark
-
 from . import ast, cache
-from .ast_builder import Build
 from .diagnostics import Diagnostic, PolicyError
-from .grammar import keywords, lalr, syntax_diagnostic
 from .source import Span
 
-__all__ = ["parse", "parse_file", "parse_expr", "parse_piece", "declaration_pieces", "keywords", "MAX_NESTING"]
+__all__ = ["parse", "parse_file", "parse_expr", "parse_piece", "declaration_pieces", "MAX_NESTING"]
 
 
 # How deeply a file's syntax may nest (grammar levels: about one per `else if`, bracket or
@@ -24,6 +23,11 @@ MAX_NESTING = 1000
 
 def parse(text: str, path: str = "<input>") -> ast.Module:
     """Parse one file; raises PolicyError carrying every syntax diagnostic found."""
+    import lark
+
+    from .ast_builder import Build
+    from .grammar import lalr, syntax_diagnostic
+
     diagnostics: list[Diagnostic] = []
     try:
         tree = lalr().parse(text, start="start")
@@ -52,6 +56,8 @@ def parse_file(text: str, path: str) -> ast.Module:
 def _deeper_than(tree, limit: int):
     """The first subtree (depth first) nested more than ``limit`` levels down, found without
     recursion; None when there is none."""
+    import lark
+
     stack = [(tree, 1)]
     while stack:
         node, depth = stack.pop()
@@ -86,6 +92,11 @@ def parse_piece(piece: str, lines_before: int, path: str) -> tuple:
     return parse("\n" * lines_before + piece, path).decls
 
 def parse_expr(text: str, path: str = "<expr>") -> ast.Expr:
+    import lark
+
+    from .ast_builder import Build
+    from .grammar import lalr, syntax_diagnostic
+
     diagnostics: list[Diagnostic] = []
     try:
         tree = lalr().parse(text, start="expr")

@@ -2,6 +2,8 @@
 
 Object field names are the API's (``spec.nodeSelector``); the record types are derived
 from the attrs classes in ``cluster.model`` so the checker and the loader cannot disagree.
+What is derived is cached with policylang's code (``model_schema``): checking a policy
+reads it without building the model's classes.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from functools import lru_cache
 
 import attrs
 
-from .cluster import model
 from .cluster.quantity import Quantity
 
 
@@ -160,7 +161,33 @@ CLUSTER_FIELDS = {
     "volumeAttachments": (lambda: list_of(record("VolumeAttachment")), lambda s: s.volume_attachments),
 }
 
-MODEL_CLASSES = {cls.__name__: cls for cls in vars(model).values() if isinstance(cls, type) and attrs.has(cls)}
+def model_class(name: str) -> type | None:
+    """The attrs class of a cluster object kind (``NodeAffinity``), or None."""
+    if name not in model_schema():
+        return None
+    from .cluster import model
+
+    cls = getattr(model, name, None)
+    return cls if isinstance(cls, type) and attrs.has(cls) else None
+
+
+@lru_cache(maxsize=None)
+def model_schema() -> dict[str, dict[str, FieldInfo]]:
+    """Every cluster object kind's fields, read off ``cluster.model`` once per version of
+    policylang's code: the cache keeps it, since building the model's ~115 classes is most of
+    what `policylang check` would otherwise import."""
+    from . import cache
+
+    return cache.cached("schema", cache.key("schema"), _schema_of_model, dict)
+
+
+def _schema_of_model() -> dict[str, dict[str, FieldInfo]]:
+    from .cluster import model
+
+    def fields(cls) -> dict[str, FieldInfo]:
+        hints = typing.get_type_hints(cls, vars(model))
+        return {model.api_name(a.name): FieldInfo(_py_to_type(hints[a.name]), a.name) for a in attrs.fields(cls)}
+    return {cls.__name__: fields(cls) for cls in vars(model).values() if isinstance(cls, type) and attrs.has(cls)}
 
 
 def _py_to_type(annotation) -> Type:
@@ -201,11 +228,9 @@ def record_fields(name: str) -> dict[str, FieldInfo]:
     if name == "FeatureGates":
         from .target import GATES
         return {gate: FieldInfo(BOOL, None) for gate in GATES}
-    cls = MODEL_CLASSES.get(name)
-    if cls is None:
+    if name not in model_schema():
         return {}
-    hints = typing.get_type_hints(cls, vars(model))
-    out = {model.api_name(a.name): FieldInfo(_py_to_type(hints[a.name]), a.name) for a in attrs.fields(cls)}
+    out = dict(model_schema()[name])
     for field, (type_fn, derived) in DERIVED.get(name, {}).items():
         out[field] = FieldInfo(type_fn(), None, derived)
     return out
@@ -213,7 +238,7 @@ def record_fields(name: str) -> dict[str, FieldInfo]:
 
 def model_record(name: str) -> Type | None:
     """The record type of a cluster object kind (``NodeAffinity``), for typed params."""
-    return record(name) if name in MODEL_CLASSES else None
+    return record(name) if name in model_schema() else None
 
 
 def fields_of(t: Type) -> dict[str, Type] | None:

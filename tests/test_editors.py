@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from policylang.parse import keywords
+from policylang.grammar import keywords
 
 EDITORS = Path(__file__).resolve().parent.parent / "editors"
 VSCODE = EDITORS / "vscode"
@@ -99,11 +99,11 @@ def test_the_extension_script_is_valid_javascript():
 
 
 def test_the_api_docs_are_upstreams_words_for_the_models_own_fields():
-    from policylang.types import MODEL_CLASSES, record_fields
+    from policylang.types import model_schema, record_fields
     docs = json.loads((EDITORS.parent / "policylang" / "lsp" / "api_docs.json").read_text())
     assert docs.pop("_source").startswith("k8s.io/api and k8s.io/apimachinery v0.35.4")
     extractor = _extractor()
-    assert set(docs) == set(MODEL_CLASSES) - set(extractor.NOT_API_TYPES)
+    assert set(docs) == set(model_schema()) - set(extractor.NOT_API_TYPES)
     for kind, fields in docs.items():
         assert fields.get(""), f"{kind} has no description of its own"
         assert set(fields) - {""} <= set(record_fields(kind)), f"{kind}: docs for fields the model lacks"

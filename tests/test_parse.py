@@ -132,7 +132,7 @@ def test_the_largest_int64_literal_parses():
 
 
 def test_keywords_are_the_grammars_words():
-    from policylang.parse import keywords
+    from policylang.grammar import keywords
     words = keywords()
     assert {"policy", "filter", "reject", "when", "reason", "normalize", "true", "null", "in", "fold"} <= set(words)
     assert "NAME" not in words and "(" not in words and list(words) == sorted(set(words))

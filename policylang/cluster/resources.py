@@ -10,10 +10,12 @@ sum for cpu, memory and hugepages-*; ``spec.overhead`` is added last.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
-from .model import Pod
 from .quantity import Quantity, ZERO
+
+if TYPE_CHECKING:   # annotations only: the builtins import this module for `policylang check`
+    from .model import Pod
 
 # The requests kube-scheduler assumes for scoring when a container states none.
 NON_ZERO_DEFAULTS = {"cpu": Quantity(Fraction(1, 10)), "memory": Quantity(Fraction(200 * 1024 * 1024))}

@@ -15,8 +15,10 @@ from __future__ import annotations
 import functools
 import json
 import re
+from typing import TYPE_CHECKING
 
-from . import model
+if TYPE_CHECKING:   # annotations only: the builtins import this module for `policylang check`
+    from . import model
 
 def tolerates(tol, taint, comparison_operators: bool = False) -> bool:
     """Whether the toleration tolerates the taint (the API's Toleration.ToleratesTaint,

@@ -4,13 +4,16 @@ workload manifest, with what the rules need to know about it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
 from .. import ast
 from ..check import Checked
 from ..program import Program
-from ..yaml_source import Y
+
+if TYPE_CHECKING:   # annotations only: linting .sched files reads no YAML
+    from ..yaml_source import Y
 
 WORKLOAD_KINDS = ("Pod", "Deployment", "StatefulSet", "Job", "CronJob", "DaemonSet", "ReplicaSet")
 

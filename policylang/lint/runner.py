@@ -23,7 +23,6 @@ from .context import WORKLOAD_KINDS, ConfigContext, ManifestContext, Options, Sc
 from .model import Finding, Rule
 from .sched_ast import decl_exprs, walk
 from .settings import settings_for, settings_for_dir
-from ..yaml_source import documents
 
 YAML_SUFFIXES = (".yaml", ".yml")
 MAX_FIX_ROUNDS = 10
@@ -87,7 +86,8 @@ def lint(paths: list[str], selection: Selection | None = None, options: Options 
     files = discover(paths)
     result.files = len(files)
     sched = [f for f, _ in files if f.endswith(".sched")]
-    external = _external_def_uses(sched)
+    loaded: dict = {}       # (path, text) → _load's answer: each file is loaded and checked once
+    external = _external_def_uses(sched, loaded)
     for path, explicit in files:
         if path.endswith(".sched"):
             rules = selection.rules_for(path)
@@ -98,8 +98,8 @@ def lint(paths: list[str], selection: Selection | None = None, options: Options 
                 result.unreadable += 1
                 continue
             if fix:
-                text = _fix(path, text, newline, rules, options, external, result)
-            _lint_sched(path, text, rules, options, external, result)
+                text = _fix(path, text, newline, rules, options, external, result, loaded)
+            _lint_sched(path, text, rules, options, external, result, loaded)
         else:
             _lint_yaml(path, explicit, selection.rules_for(path), options, result, fix)
     result.findings.sort(key=lambda fr: (fr[0].span.path, fr[0].span.line, fr[0].span.column, fr[0].code))
@@ -108,22 +108,28 @@ def lint(paths: list[str], selection: Selection | None = None, options: Options 
 
 # ---- .sched -----------------------------------------------------------------------------------
 
-def _load(path: str, text: str):
+def _load(path: str, text: str, loaded: dict):
     """The file loaded and checked, or the PolicyError that `check` reports for it (a plan that
-    inlining would grow past its bound, P081, included: counted, compiled only when it may)."""
-    # The root's syntax tree through the cache, as for any file read from disk (lint read it):
-    # an unchanged file is not parsed again.
-    program = load_program(path, text=text, parsed=parse_file(text, path))
-    checked = check(program)
-    too_large = plan_size_error(checked)
-    if too_large is not None:
-        raise too_large
-    return program, checked
+    inlining would grow past its bound, P081, included: counted, compiled only when it may);
+    kept in ``loaded`` for the run's next question about the same text."""
+    if (path, text) not in loaded:
+        try:
+            # The root's syntax tree through the cache, as for any file read from disk (lint
+            # read it): an unchanged file is not parsed again.
+            program = load_program(path, text=text, parsed=parse_file(text, path))
+            checked = check(program)
+            too_large = plan_size_error(checked)
+            loaded[path, text] = too_large or (program, checked)
+        except PolicyError as err:
+            loaded[path, text] = err
+    if isinstance(loaded[path, text], PolicyError):
+        raise loaded[path, text]
+    return loaded[path, text]
 
 
-def _sched_findings(path: str, text: str, rules, options, external) -> list[Finding] | PolicyError:
+def _sched_findings(path: str, text: str, rules, options, external, loaded) -> list[Finding] | PolicyError:
     try:
-        program, checked = _load(path, text)
+        program, checked = _load(path, text, loaded)
     except PolicyError as err:
         return err
     return sched_findings(path, text, program, checked, rules, options, external)
@@ -151,9 +157,9 @@ def _suppressed(path: str, text: str, findings: list[Finding], rules) -> list[Fi
     return kept
 
 
-def _lint_sched(path, text, rules, options, external, result: Result) -> None:
+def _lint_sched(path, text, rules, options, external, result: Result, loaded) -> None:
     result.sources[path] = text
-    found = _sched_findings(path, text, rules, options, external)
+    found = _sched_findings(path, text, rules, options, external, loaded)
     if isinstance(found, PolicyError):
         result.sources.update(found.sources)
         result.input_errors.append(found.render())
@@ -162,12 +168,12 @@ def _lint_sched(path, text, rules, options, external, result: Result) -> None:
     result.findings += [(f, get(f.code)) for f in found]
 
 
-def _fix(path, text, newline, rules, options, external, result: Result) -> str:
+def _fix(path, text, newline, rules, options, external, result: Result, loaded) -> str:
     """Apply certain fixes until none is left; every round must still parse and check, or
     the file keeps the last text that did."""
     original = text
     for _ in range(MAX_FIX_ROUNDS):
-        found = _sched_findings(path, text, rules, options, external)
+        found = _sched_findings(path, text, rules, options, external, loaded)
         if isinstance(found, PolicyError):
             break
         fixes = [e for f in found for e in f.edits]
@@ -175,7 +181,7 @@ def _fix(path, text, newline, rules, options, external, result: Result) -> str:
             break
         candidate = edits.apply(text, fixes)
         try:
-            _load(path, candidate)
+            _load(path, candidate, loaded)
         except PolicyError:
             result.notes.append(f"{path}: the remaining fixes would break the file, so they were not applied")
             break
@@ -190,14 +196,20 @@ def _fix(path, text, newline, rules, options, external, result: Result) -> str:
     return text
 
 
-def _external_def_uses(paths: list[str]) -> set:
+def _external_def_uses(paths: list[str], loaded: dict) -> set:
     """(resolved module path, def name) for every def called through an import by a linted file."""
     uses = set()
     for path in paths:
         try:
-            program = load_program(path)
-        except PolicyError:
+            text = read_source(path)[0]
+            program = _load(path, text, loaded)[0]
+        except InputError:
             continue
+        except PolicyError:
+            try:
+                program = load_program(path, text=text)   # one that does not check still calls what it calls
+            except PolicyError:
+                continue
         for module_path, module in program.modules.items():
             imports = program.imports.get(module_path, {})
             for d in module.decls:
@@ -222,6 +234,8 @@ def _lint_yaml(path: str, explicit: bool, rules, options, result: Result, fix: b
         result.input_errors.append(err.render())
         result.unreadable += 1
         return
+    from ..yaml_source import documents     # here: linting .sched files reads no YAML
+
     if "{{" in text:
         # Go template actions: what the file says is known only once Helm renders it. Reported,
         # never an error (a pre-commit hook over a chart must not fail on its templates).

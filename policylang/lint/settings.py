@@ -19,7 +19,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import attrs
-import yaml
 
 from ..diagnostics import InputError
 from ..inputs import read_text, yaml_document
@@ -182,7 +181,7 @@ def _read(candidate: Path):
             return table
         doc = yaml_document(text, str(candidate)) or {}
         return doc.get("lint") if isinstance(doc, dict) else None
-    except (tomllib.TOMLDecodeError, yaml.YAMLError) as err:
+    except tomllib.TOMLDecodeError as err:     # (yaml_document reports bad YAML itself, naming the place)
         raise InputError(f"cannot read lint settings: {err}", path=str(candidate)) from None
 
 

@@ -22,9 +22,10 @@ from ..builtins import REGISTRY
 from ..check import STATUS_CODES
 from ..diagnostics import InputError, PolicyError
 from ..format import expr as expr_text, type_text
+from ..grammar import keywords
 from ..infer import GLOBALS, SCOPE_TYPES
 from ..inputs import read_text
-from ..parse import keywords, parse
+from ..parse import parse
 from ..plan import NORMALIZERS
 from ..program import confined, policy_roots, stdlib_dir
 from ..types import Type, fields_of, record_fields

@@ -15,7 +15,7 @@ from ..builtins import REGISTRY
 from ..format import expr as expr_text, type_text
 from ..infer import GLOBALS, SCOPE_TYPES
 from ..source import Span
-from ..types import MODEL_CLASSES, Type
+from ..types import Type, model_class
 from .analysis import Analysis
 from .locate import chain_at, contains
 from .modules import api_doc, comment_above, header_comment, imported_module, used_module
@@ -159,7 +159,7 @@ def _api_path(analysis: Analysis, node: ast.Field) -> str | None:
 def _default(record: str, field: str):
     """The API server's default of a model field, as the model declares it."""
     from ..cluster.model import api_name
-    cls = MODEL_CLASSES.get(record)
+    cls = model_class(record)
     if cls is None:
         return None
     for f in attrs.fields(cls):

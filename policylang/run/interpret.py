@@ -20,7 +20,6 @@ import attrs
 
 from .. import builtins as bi
 from .. import plan as P
-from ..cluster import model
 from ..cluster.quantity import Quantity
 from ..builtins import INT64, EvalError, in_range
 from ..cost import BUDGET, charge
@@ -35,6 +34,8 @@ def evaluate(ir: P.IR, env: dict) -> Any:
 
 @lru_cache(maxsize=None)
 def _api_attrs(cls: type) -> dict[str, str]:
+    from ..cluster import model     # here: compiling a policy's params runs this module, and needs no model
+
     return {model.api_name(a.name): a.name for a in attrs.fields(cls)}
 
 

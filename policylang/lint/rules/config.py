@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import re
 
-from ...config import API_VERSIONS, POINTS, REMOVED_VERSIONS
 from ...plugins import registry
 from ..edits import Text
 from ..model import Edit
@@ -130,6 +129,8 @@ def plugin_entries(profile):
 
 @UNKNOWN_PLUGIN.on("config")
 def _unknown(ctx):
+    from ...config import POINTS     # here: linting a .sched file needs no configuration reader
+
     for profile in profiles(ctx.doc):
         plugins = profile.get("plugins")
         for point, block in (plugins.items() if plugins is not None else ()):
@@ -202,6 +203,8 @@ def _implements(name: str) -> str:
 
 @API_VERSION.on("config")
 def _api_version(ctx):
+    from ...config import API_VERSIONS, REMOVED_VERSIONS
+
     version = ctx.doc.get("apiVersion")
     value = version.scalar if version is not None else None
     if value not in API_VERSIONS:
