@@ -10,6 +10,7 @@ from typing import Union
 
 import attrs
 
+from .frozen import frozen
 from .operators import PRECEDENCE  # noqa: F401  (the syntax's; format.py reads it here)
 from .source import NO_SPAN, Span
 
@@ -55,7 +56,7 @@ class NodeMap:
         return len(self._facts)
 
 
-@attrs.frozen
+@frozen
 class Literal:
     """A constant. ``kind`` is one of int, float, string, bool, null, quantity, duration."""
     value: object
@@ -64,34 +65,34 @@ class Literal:
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Interpolated:
     """A string with ``${expr}`` holes: parts alternate between str and expression."""
     parts: tuple
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Name:
     id: str
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Field:
     target: "Expr"
     name: str
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Index:
     target: "Expr"
     key: "Expr"
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Call:
     """A call of a def, a builtin or an imported def (``module.name``)."""
     func: str
@@ -100,14 +101,14 @@ class Call:
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Unary:
     op: str  # "not" | "-"
     operand: "Expr"
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Binary:
     """Arithmetic, comparison, membership, boolean and null-coalescing operators."""
     op: str  # + - * / % == != < <= > >= in notin and or ??
@@ -116,7 +117,7 @@ class Binary:
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class If:
     cond: "Expr"
     then: "Expr"
@@ -124,13 +125,13 @@ class If:
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class ListExpr:
     items: tuple
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class MapExpr:
     """``{"a": 1}`` is a map; ``{name: "cpu", weight: 1}`` (bare keys) is a record."""
     keys: tuple
@@ -139,7 +140,7 @@ class MapExpr:
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Comprehension:
     """``kind(element for var in source where cond by key)``.
 
@@ -155,7 +156,7 @@ class Comprehension:
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Fold:
     """``fold(acc = init for x in xs: body)``: acc starts at init and becomes body for each
     x in turn; the result is the last acc. Bounded by the list, so the language stays total."""
@@ -172,7 +173,7 @@ Expr = Union[Literal, Interpolated, Name, Field, Index, Call, Unary, Binary, If,
 
 # ---- types --------------------------------------------------------------------
 
-@attrs.frozen
+@frozen
 class TypeRef:
     """``int``, ``list[string]``, ``map[string, quantity]``."""
     name: str
@@ -180,7 +181,7 @@ class TypeRef:
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class RecordTypeRef:
     """``{name: string, weight: int}``"""
     fields: tuple  # of (name, TypeRef | RecordTypeRef)
@@ -189,21 +190,21 @@ class RecordTypeRef:
 
 # ---- statements -----------------------------------------------------------------
 
-@attrs.frozen
+@frozen
 class Skip:
     """``skip when cond``: the block does not run for this pod (PreFilter / PreScore Skip)."""
     cond: Expr
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Let:
     name: str
     value: Expr
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Reject:
     """``reject [pod] when cond reason text [code Code]``.
 
@@ -216,20 +217,20 @@ class Reject:
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Restrict:
     """``restrict nodes to names``: only these nodes are considered (a PreFilterResult); null means all."""
     names: Expr
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Value:
     expr: Expr
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Normalize:
     """``normalize none|max|reverse|minmax`` or ``normalize with expr``."""
     method: str
@@ -239,7 +240,7 @@ class Normalize:
 
 # ---- rule statements ------------------------------------------------------------
 
-@attrs.frozen
+@frozen
 class Tolerate:
     key: str
     operator: str  # Equal | Exists
@@ -249,20 +250,20 @@ class Tolerate:
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Require:
     cond: Expr
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Prefer:
     weight: Expr
     cond: Expr
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Spread:
     topology_key: str
     max_skew: Expr
@@ -272,7 +273,7 @@ class Spread:
 
 # ---- declarations ---------------------------------------------------------------
 
-@attrs.frozen
+@frozen
 class PolicyDecl:
     """``policy NodeResourcesBalancedAllocation assumes filter NodeResourcesFit``."""
     name: str
@@ -283,7 +284,7 @@ class PolicyDecl:
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Import:
     """``import k8s`` (a stdlib module) or ``import "./common.sched" as common``."""
     alias: str
@@ -291,7 +292,7 @@ class Import:
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Param:
     name: str
     type: "TypeRef | RecordTypeRef"
@@ -299,7 +300,7 @@ class Param:
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Def:
     name: str
     params: tuple
@@ -307,21 +308,21 @@ class Def:
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Filter:
     name: str
     body: tuple
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Score:
     name: str
     body: tuple
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Rule:
     name: str
     when: "Expr | None"
@@ -329,14 +330,14 @@ class Rule:
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class UseArg:
     name: str
     value: Expr
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Use:
     """``use NodeResourcesFit {args} weight 2 without score`` inside a profile."""
     ref: str
@@ -347,7 +348,7 @@ class Use:
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Profile:
     name: str
     uses: tuple
@@ -355,7 +356,7 @@ class Profile:
     span: Span = _span()
 
 
-@attrs.frozen
+@frozen
 class Module:
     """One .sched file."""
     path: str

@@ -12,11 +12,10 @@ from __future__ import annotations
 import math
 from typing import Iterable, Optional
 
-import attrs
-
 from .cluster.model import Pod, PodDisruptionBudget
 from .cluster.selectors import selector_matches
 from .cluster.state import TERMINAL_PHASES, ClusterState
+from .frozen import frozen
 
 # The eviction API's words (pkg/registry/core/pod/storage/eviction.go).
 TOO_MANY_REQUESTS = "Cannot evict pod as it would violate the pod's disruption budget."
@@ -53,7 +52,7 @@ def healthy(pod: Pod) -> bool:
     return ready is None or ready.status == "True"
 
 
-@attrs.frozen
+@frozen
 class Budget:
     pdb: PodDisruptionBudget
     expected: int

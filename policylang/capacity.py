@@ -17,6 +17,7 @@ import attrs
 
 from .cluster.model import Node, Pod
 from .cluster.state import ClusterState
+from .frozen import frozen
 from .report import _cores, _gib, _printable, utilisation
 from .simulate import Placement, simulate
 from .whatif import fresh_copy
@@ -70,7 +71,7 @@ def _largest(fits: Callable[[int], bool], limit: int) -> int:
     return good
 
 
-@attrs.frozen
+@frozen
 class Headroom:
     unit: tuple[Pod, ...]
     fits: int                               # copies of the unit that fit
@@ -132,7 +133,7 @@ def _bisect(profile_for, state, unit, limit):
     return n, placements, stopped, after
 
 
-@attrs.frozen
+@frozen
 class NodesNeeded:
     template: Node
     count: Optional[int]                    # fewest template nodes; None: even the most tried leaves pods pending

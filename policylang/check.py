@@ -12,6 +12,7 @@ import attrs
 
 from . import ast
 from .diagnostics import Diagnostic, PolicyError, Reporter
+from .frozen import frozen
 from .plan import EXTENSION_POINTS, NORMALIZERS
 from .program import Program
 from .infer import NO_DEPS, RESERVED, _Env, _ExpressionChecker, did_you_mean
@@ -22,7 +23,7 @@ STATUS_CODES = ("Unschedulable", "UnschedulableAndUnresolvable")
 NODE_DEPS = frozenset({"node", "score"})
 
 
-@attrs.frozen
+@frozen
 class Checked:
     """The result of checking: the program plus what the compiler needs to know about it."""
     program: Program

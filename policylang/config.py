@@ -23,6 +23,7 @@ import yaml
 
 from . import config_schema, config_validation
 from .diagnostics import InputError, InputErrors
+from .frozen import frozen
 from .inputs import check_node_graph, read_text
 from .literal import to_literal
 from .plugins import registry
@@ -91,7 +92,7 @@ def _expand(point: str, multipoint: _Set, specific: _Set) -> list[str]:
             + [n for n in explicit if n not in overrides])
 
 
-@attrs.frozen
+@frozen
 class Configuration:
     """A configuration that kube-scheduler would start with: its decoded value, where its fields
     are in the file, and what the file is (for messages)."""
@@ -305,7 +306,7 @@ def is_configuration(path: str | Path) -> bool:
     return True
 
 
-@attrs.frozen
+@frozen
 class ConfigProblem:
     """Why kube-scheduler would refuse a configuration: at a field (its path and span)."""
     field: str | None

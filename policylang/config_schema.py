@@ -20,32 +20,33 @@ from typing import Any
 
 import attrs
 
+from .frozen import frozen
 from .source import Span
 from .yaml_source import Y
 
 
-@attrs.frozen
+@frozen
 class Scalar:
     name: str          # the Go type, as a message names it: string, int32, int64, float64, bool, duration
 
 
-@attrs.frozen
+@frozen
 class ListOf:
     item: Any
 
 
-@attrs.frozen
+@frozen
 class MapOf:
     value: Any
 
 
-@attrs.frozen
+@frozen
 class Obj:
     name: str
     fields: dict = attrs.field(hash=False)
 
 
-@attrs.frozen
+@frozen
 class Args:
     """A PluginConfig's args: the schema is chosen by the plugin's name (decodeNestedObjects)."""
 
@@ -158,7 +159,7 @@ MOVED = {
 }
 
 
-@attrs.frozen
+@frozen
 class Problem:
     path: str
     span: Span

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
-import attrs
+from .frozen import frozen
 
 # Status and its codes are the framework's (run/framework.py); here for what reads decisions.
 from .run.framework import ERROR, SUCCESS, UNRESOLVABLE, UNSCHEDULABLE, Status, reasons_of  # noqa: F401
@@ -73,13 +73,13 @@ class LazyNodes(Sequence):
         return repr(self._all())
 
 
-@attrs.frozen
+@frozen
 class Victim:
     namespace: str
     name: str
 
 
-@attrs.frozen
+@frozen
 class Decision:
     pod_namespace: str
     pod_name: str

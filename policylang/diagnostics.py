@@ -15,14 +15,13 @@ from __future__ import annotations
 
 from typing import Iterable
 
-import attrs
-
+from .frozen import frozen
 from .source import Span
 
 MAX_REPORTED = 50
 
 
-@attrs.frozen
+@frozen
 class Diagnostic:
     code: str
     message: str

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 
-import attrs
-
+from .frozen import frozen
 from .simulate import Placement
 
 
-@attrs.frozen
+@frozen
 class Change:
     pod: str
     a: Placement

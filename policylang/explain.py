@@ -17,6 +17,7 @@ import attrs
 from .cluster.model import Pod
 from .cluster.state import ClusterState
 from .decision import SUCCESS, Decision, Status
+from .frozen import frozen
 from .plugins import companions
 from .run.framework import ERROR
 from .run.schedule import Executable, PlanRuntimeError, base_env, run_filters, run_prefilter, schedule
@@ -28,7 +29,7 @@ SKIP = "Skip"
 FIX_TRIES = 25
 
 
-@attrs.frozen
+@frozen
 class Suggestion:
     change: str
     nodes: tuple              # the near misses it makes room on (checked on the first)
@@ -36,7 +37,7 @@ class Suggestion:
     infrastructure: bool = False
 
 
-@attrs.frozen
+@frozen
 class Cause:
     """One plugin's reason, and every node it rejects for it (as if the plugin ran alone)."""
     plugin: str
@@ -45,7 +46,7 @@ class Cause:
     detail: "str | None"      # what it amounts to across them: "needs 4, the most free is 3500m on a"
 
 
-@attrs.frozen
+@frozen
 class Explanation:
     decision: Decision
     filters: dict             # node → plugin → Status (Success / Skip included)

@@ -22,6 +22,7 @@ from .check import check
 from .compile import compile_all
 from .config import Configuration, profile_source
 from .diagnostics import InputError
+from .frozen import frozen
 from .plugins import registry
 from .program import load_program, stdlib_dir
 
@@ -32,7 +33,7 @@ FILTER_VERB, PRIORITIZE_VERB, PREEMPT_VERB = "filter", "prioritize", "preempt"
 WEBHOOK_PATH = "/mutate"
 
 
-@attrs.frozen
+@frozen
 class Export:
     scheduler_config: dict
     webhook_config: "dict | None"    # only when some profile has rules

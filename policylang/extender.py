@@ -24,6 +24,7 @@ from .cluster.state import ClusterState
 from .cost import CostExceeded, DeadlinePassed
 from .diagnostics import InputError
 from .export import extender_weight, team_plan
+from .frozen import frozen
 from .run.batch import PolicyErrorInBatch
 from .run.executable import Executable
 from .run.framework import UNRESOLVABLE, PlanRuntimeError, Status, restricted_text
@@ -104,7 +105,7 @@ def _decode_node(raw, i: int) -> Node:
         raise BadRequest(str(err)) from None
 
 
-@attrs.frozen
+@frozen
 class Outcome:
     """What a verb answered (``body``, as Go encodes it) and what it decided, for metrics and the log."""
     body: object
@@ -301,7 +302,7 @@ def extender_scores(totals: np.ndarray, weight: int) -> np.ndarray:
     return np.clip((2 * totals + scale) // (2 * scale), 0, MAX_EXTENDER_PRIORITY)
 
 
-@attrs.frozen
+@frozen
 class Candidates:
     """The nodes a request is about, in its order: named and found in the state (``positions``,
     where each is in the state's node order) or sent whole (``raw_items``, as they came), and the

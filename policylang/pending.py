@@ -12,6 +12,7 @@ import attrs
 from .cluster.model import Pod
 from .cluster.state import TERMINAL_PHASES, ClusterState
 from .diagnostics import InputError
+from .frozen import frozen
 
 # What the API server sets on a gated pod (pkg/registry/core/pod/strategy.go,
 # applySchedulingGatedCondition) and kube-scheduler's PreEnqueue status for it
@@ -35,7 +36,7 @@ def is_pending(pod: Pod) -> bool:
             and not pod.metadata.deletion_timestamp)
 
 
-@attrs.frozen
+@frozen
 class Held:
     """A pod eval/explain does not schedule: already bound, finished, gated, or for a scheduler
     none of the profiles is (kube-scheduler leaves such a pod to that scheduler)."""
@@ -52,7 +53,7 @@ class Held:
         return self.pod.key
 
 
-@attrs.frozen
+@frozen
 class Target:
     pod: Pod
     from_dump: bool

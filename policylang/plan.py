@@ -16,6 +16,7 @@ from typing import Union
 
 import attrs
 
+from .frozen import frozen
 from .source import NO_SPAN, Span
 from .target import DEFAULT as DEFAULT_TARGET, Target
 
@@ -32,71 +33,71 @@ class _Memos:
     __slots__ = ("_memos",)
 
 
-@attrs.frozen
+@frozen
 class Const(_Memos):
     value: object
 
 
-@attrs.frozen
+@frozen
 class Var(_Memos):
     """A scope (pod, node, cluster, params, feasible, score, scores) or a local (unique name)."""
     name: str
 
 
-@attrs.frozen
+@frozen
 class GetField(_Memos):
     target: "IR"
     name: str  # the API field name
 
 
-@attrs.frozen
+@frozen
 class GetIndex(_Memos):
     target: "IR"
     key: "IR"
 
 
-@attrs.frozen
+@frozen
 class Op(_Memos):
     op: str
     left: "IR"
     right: "IR"
 
 
-@attrs.frozen
+@frozen
 class Not(_Memos):
     operand: "IR"
 
 
-@attrs.frozen
+@frozen
 class Neg(_Memos):
     operand: "IR"
 
 
-@attrs.frozen
+@frozen
 class Cond(_Memos):
     cond: "IR"
     then: "IR"
     else_: "IR"
 
 
-@attrs.frozen
+@frozen
 class MakeList(_Memos):
     items: tuple
 
 
-@attrs.frozen
+@frozen
 class MakeMap(_Memos):
     keys: tuple
     values: tuple
 
 
-@attrs.frozen
+@frozen
 class Format(_Memos):
     """String interpolation: parts are str or IR."""
     parts: tuple
 
 
-@attrs.frozen
+@frozen
 class Comp(_Memos):
     """kind ∈ list any all count sum min max first group, over ``source`` binding ``var``."""
     kind: str
@@ -107,7 +108,7 @@ class Comp(_Memos):
     by: "IR | None" = None
 
 
-@attrs.frozen
+@frozen
 class Fold(_Memos):
     acc: str
     init: "IR"
@@ -116,13 +117,13 @@ class Fold(_Memos):
     body: "IR"
 
 
-@attrs.frozen
+@frozen
 class CallBuiltin(_Memos):
     name: str
     args: tuple
 
 
-@attrs.frozen
+@frozen
 class Bind(_Memos):
     """An inlined def: its parameters (renamed to be unique) bound to the arguments."""
     names: tuple
@@ -256,7 +257,7 @@ def hoisted(ir, varying: frozenset) -> "tuple[IR, tuple]":
 
 # ---- statements -----------------------------------------------------------------------
 
-@attrs.frozen
+@frozen
 class LetStep:
     name: str
     expr: IR
@@ -264,14 +265,14 @@ class LetStep:
     origin: Span = _origin()
 
 
-@attrs.frozen
+@frozen
 class SkipStep:
     """The block does not run for this pod when ``cond`` holds (a PreFilter / PreScore Skip)."""
     cond: IR
     origin: Span = _origin()
 
 
-@attrs.frozen
+@frozen
 class RejectStep:
     cond: IR
     reason: IR
@@ -279,13 +280,13 @@ class RejectStep:
     origin: Span = _origin()
 
 
-@attrs.frozen
+@frozen
 class RestrictStep:
     names: IR
     origin: Span = _origin()
 
 
-@attrs.frozen
+@frozen
 class FilterPlan:
     """One `filter` block. ``pod_steps`` run once per pod (lets, skips, `reject pod`,
     `restrict`), in source order; ``node_steps`` run per node, stopping at the first rejection."""
@@ -301,7 +302,7 @@ EXTENSION_POINTS = ("filter", "score", "postFilter")
 NORMALIZERS = ("none", "max", "reverse", "minmax")
 
 
-@attrs.frozen
+@frozen
 class ScorePlan:
     name: str
     pod_steps: tuple
@@ -314,7 +315,7 @@ class ScorePlan:
     value_origin: Span = _origin()    # the `value` statement (the block's span when it has none)
 
 
-@attrs.frozen
+@frozen
 class RulePlan:
     """What a `rule` adds to the pods it matches before any plugin looks at them."""
     name: str
@@ -324,7 +325,7 @@ class RulePlan:
     origin: Span = _origin()
 
 
-@attrs.frozen
+@frozen
 class PluginPlan:
     name: str
     weight: int
@@ -336,7 +337,7 @@ class PluginPlan:
     origin: Span = _origin()
 
 
-@attrs.frozen
+@frozen
 class Plan:
     profile: str
     plugins: tuple

@@ -27,6 +27,7 @@ import orjson
 from .cost import CostExceeded, deadline
 from .diagnostics import InputError, PolicyError
 from .extender import BadRequest, Encoded, Extender, Outcome, PlanFailed
+from .frozen import frozen
 from .run.framework import PlanRuntimeError
 from .run.vector import NodeCache
 from .target import DEFAULT as DEFAULT_TARGET, Target
@@ -40,7 +41,7 @@ DEFAULT_MAX_REQUEST = 32 * 2**20
 DEFAULT_REQUEST_TIMEOUT = 4.0
 
 
-@attrs.frozen
+@frozen
 class Options:
     profile: Optional[str] = None
     config: Optional[str] = None
@@ -68,7 +69,7 @@ def _signature(paths) -> tuple:
     return tuple(out)
 
 
-@attrs.frozen
+@frozen
 class Policy:
     """A loaded, checked and compiled policy, and the files it came from."""
     name: str
@@ -361,7 +362,7 @@ def build_app(server: Server):
     return Starlette(routes=routes, lifespan=lifespan)
 
 
-@attrs.frozen
+@frozen
 class Listen:
     address: str = "127.0.0.1"
     port: int = 8443

@@ -20,11 +20,12 @@ from .cluster import resourceclaims
 from .cluster.model import Pod
 from .cluster.state import ClusterState
 from .decision import Decision, Victim
+from .frozen import frozen
 from .plugins import companions
 from .run.schedule import Executable, Sampling, collector_paused, schedule
 
 
-@attrs.frozen
+@frozen
 class Placement:
     pod: Pod
     decision: "Decision | None"          # None: no profile for the pod's schedulerName

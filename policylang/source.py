@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import attrs
 
+from .frozen import frozen
 
-@attrs.frozen
+
+@frozen
 class Source:
     """A policy file's text, kept so diagnostics can quote the offending line."""
 
@@ -17,7 +19,7 @@ class Source:
         return lines[number - 1] if 0 < number <= len(lines) else ""
 
 
-@attrs.frozen(order=True)
+@frozen(order=True)
 class Span:
     """A region of a source file: 1-based line/column, end column exclusive."""
 

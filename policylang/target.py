@@ -17,14 +17,13 @@ docs/versions.md lists every difference between the versions and where the stdli
 
 from __future__ import annotations
 
-import attrs
-
 from .diagnostics import InputError
+from .frozen import frozen
 
 DEFAULT_VERSION = "1.35"
 
 
-@attrs.frozen
+@frozen
 class GateSpec:
     """A gate's spec at one version: its default, whether it is locked to it, its stage."""
     default: bool
@@ -52,7 +51,7 @@ GATES: dict[str, dict[str, GateSpec]] = {
 VERSIONS = ("1.34", "1.35")
 
 
-@attrs.frozen
+@frozen
 class Target:
     version: str = DEFAULT_VERSION
     # Every gate of GATES, with its value for this target (set, or the version's default).

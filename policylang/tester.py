@@ -29,6 +29,7 @@ from .cluster.load import load_cluster, load_objects, structure_object
 from .cluster.state import ClusterState
 from .decision import Decision
 from .diagnostics import InputError
+from .frozen import frozen
 from .inputs import read_text, yaml_document
 from .program import confined, policy_roots
 from .run.schedule import Executable, schedule
@@ -36,7 +37,7 @@ from .run.schedule import Executable, schedule
 EXPECT_KEYS = {"selected", "feasible", "rejected", "scores", "message", "message_contains"}
 
 
-@attrs.frozen
+@frozen
 class Outcome:
     file: str
     name: str

@@ -15,9 +15,10 @@ from functools import lru_cache
 import attrs
 
 from .cluster.quantity import Quantity
+from .frozen import frozen
 
 
-@attrs.frozen
+@frozen
 class Type:
     kind: str                 # bool int float string quantity duration null any list map record
     args: tuple = ()          # element type(s) for list and map
@@ -120,7 +121,7 @@ def unify(a: Type, b: Type) -> Type | None:
 
 # ---- record types of cluster objects --------------------------------------------
 
-@attrs.frozen
+@frozen
 class FieldInfo:
     type: Type
     attr: str | None          # the Python attribute, or None for a derived field

@@ -41,6 +41,7 @@ from .cluster.load import load_objects
 from .cluster.model import Node, Pod, PodStatus, Taint
 from .cluster.state import TERMINAL_PHASES, ClusterState
 from .diagnostics import InputError
+from .frozen import frozen
 from .pending import is_pending
 from .report import utilisation
 from .simulate import Placement, simulate
@@ -62,7 +63,7 @@ EVENT_FORMS = ("cordon NODE", "drain NODE", "taint NODE key=value:NoExecute", "r
 
 # ---- events --------------------------------------------------------------------------------
 
-@attrs.frozen
+@frozen
 class Event:
     text: str
     verb: str                       # cordon, drain, taint, remove, add
@@ -103,7 +104,7 @@ def parse_event(text: str) -> Event:
 
 # ---- what happened -------------------------------------------------------------------------
 
-@attrs.frozen
+@frozen
 class Move:
     """A pod an event took off its node, and what became of it."""
     pod: Pod
@@ -120,14 +121,14 @@ class Move:
         return self.pod.key
 
 
-@attrs.frozen
+@frozen
 class Stay:
     pod: Pod
     node: str
     reason: str
 
 
-@attrs.frozen
+@frozen
 class Blocked:
     pod: Pod
     node: str
@@ -135,7 +136,7 @@ class Blocked:
     message: str
 
 
-@attrs.frozen
+@frozen
 class EventResult:
     event: Event
     nodes: tuple[str, ...]          # the nodes the event is about (added ones for add)
@@ -146,7 +147,7 @@ class EventResult:
     placed: tuple[Placement, ...] = ()   # every scheduling decision the event led to
 
 
-@attrs.frozen
+@frozen
 class BudgetReport:
     before: budgets.Budget
     after: budgets.Budget
@@ -158,7 +159,7 @@ class BudgetReport:
         return self.after.violated and not self.before.violated
 
 
-@attrs.frozen
+@frozen
 class Outcome:
     events: tuple[EventResult, ...]
     pending: tuple[Placement, ...]  # pods left pending at the end (their last decision)

@@ -384,6 +384,31 @@ def test_cli_start_up_does_not_import_the_language_server():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
+def test_check_and_lint_of_a_policy_build_no_cluster_model(tmp_path):
+    # What keeps them quick in an editor's save and a pre-commit hook (bench/startup.py times
+    # them): the record types and the stdlib's syntax come from the cache, so neither the model's
+    # classes nor numpy, YAML or cattrs are imported; lint of an unchanged file not even Lark.
+    import os
+    import shutil
+
+    for name in ("team.sched", "gpu_isolation.sched"):
+        shutil.copy(EXAMPLES / "policies" / name, tmp_path / name)
+    policy = tmp_path / "team.sched"
+    code = ("import sys; from policylang.cli import main; code = main(sys.argv[2:]); "
+            "heavy = set(sys.argv[1].split()) & set(sys.modules); assert not heavy, heavy; sys.exit(code)")
+    env = {k: v for k, v in os.environ.items() if k != "POLICYLANG_NO_CACHE"}
+    env["POLICYLANG_CACHE_DIR"] = str(tmp_path / "cache")
+    heavy = "policylang.cluster.model numpy yaml cattrs"
+    runs = [("check", ""),                  # the first fills the cache
+            ("check", heavy), ("lint", heavy), ("lint", f"{heavy} lark")]
+    for i, (verb, unwanted) in enumerate(runs):
+        if verb == "check":
+            policy.write_text(policy.read_text() + f"# edit {i}\n")     # checked anew, its imports from the cache
+        done = subprocess.run([sys.executable, "-c", code, unwanted, verb, str(policy)],
+                              cwd=ROOT, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, (verb, done.stderr)
+
+
 def test_lsp_without_pygls_is_an_input_error_naming_the_extra(capsys, monkeypatch):
     import importlib.util
     real = importlib.util.find_spec

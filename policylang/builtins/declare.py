@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-import attrs
-
 from ..cluster.quantity import MAX_MILLI, Quantity
+from ..frozen import frozen
 from ..types import ANY, Type, compatible, unify
 
 class EvalError(Exception):
@@ -69,7 +68,7 @@ READS = (
 )
 
 
-@attrs.frozen
+@frozen
 class Builtin:
     name: str
     params: tuple                 # parameter types; ANY accepts anything

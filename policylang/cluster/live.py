@@ -16,9 +16,8 @@ import os
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-import attrs
-
 from ..diagnostics import InputError
+from ..frozen import frozen
 from ..inputs import json_document, read_bytes
 
 PAGE_SIZE = 500     # kubectl's --chunk-size default
@@ -26,7 +25,7 @@ REQUEST_TIMEOUT = 60
 LIST_ATTEMPTS = 3   # a list whose continue token expires is started over, this many times at most
 
 
-@attrs.frozen
+@frozen
 class Kind:
     kind: str
     group_version: str      # "v1" for the core group
@@ -93,7 +92,7 @@ KINDS: tuple[Kind, ...] = (
 REQUIRED = ("Node", "Pod")
 
 
-@attrs.frozen
+@frozen
 class ClusterSource:
     """Where to read: a kubeconfig (the file or KUBECONFIG's list when None) and a context in
     it (its current one when None), or the pod's own service account (in-cluster)."""
@@ -114,7 +113,7 @@ class NotServed(Exception):
     """404: the server does not serve this kind (its API group is off, or older)."""
 
 
-@attrs.frozen
+@frozen
 class Listed:
     """One kind as listed: its items (raw, each with kind and apiVersion) and the list's resourceVersion."""
     kind: Kind
@@ -329,7 +328,7 @@ def _in_cluster_namespace() -> str:
         return "default"
 
 
-@attrs.frozen
+@frozen
 class _Failed:
     """An error answer as the older clients raise it, shaped as a response."""
     status: int
@@ -354,7 +353,7 @@ def _reason(err) -> str:
     return " ".join(str(reason).split())[:300]
 
 
-@attrs.frozen
+@frozen
 class Read:
     """What a read got: every kind listed (raw items), and a warning for each kind that was not."""
     host: str

@@ -49,6 +49,7 @@ import lark
 
 from policylang.grammar import cached_lark
 from policylang.cluster.quantity import Quantity
+from policylang.frozen import frozen
 from policylang.dra.cel_values import (ANY, BOOL, CEL_SELECTOR_EXPRESSION_MAX_COST,
     CEL_SELECTOR_EXPRESSION_MAX_LENGTH, CompileError, DEVICE_FIELDS, EvalError, Fn,
     NEW_EXPRESSION_FIELDS, _DefaultMap, _DeviceValue, _Run, kind, parse_semver)
@@ -66,7 +67,7 @@ class Version(str):
     """An attribute of type version (semver)."""
 
 
-@attrs.frozen
+@frozen
 class Device:
     """One device as a selector sees it. Attribute and capacity names are ``domain/id`` or just
     ``id``; an unqualified name belongs to the driver's domain (upstream's parseQualifiedName)."""
@@ -111,7 +112,7 @@ def _render(expression: str, message: str, line: int, column: int) -> str:
     return f"ERROR: <input>:{line}:{column}: {message}\n | {source}\n | {caret}"
 
 
-@attrs.frozen
+@frozen
 class Selector:
     """One compiled selector expression."""
 

@@ -13,18 +13,18 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Callable
 
-import attrs
 import re2
 
 from policylang.cluster.quantity import Quantity, QuantityError, QuantityRangeError, parse_quantity
 from policylang.dra.cel_values import (BOOL, BYTES, DOUBLE, DYN, EvalError, INT, INT_MAX, INT_MIN,
     QUANTITY, SEMVER, STRING, Semver, T, UINT, UINT_MAX, Uint, _go_quote, _size_cost, equal, kind,
     list_of, map_of, normalize_semver, parse_semver)
+from policylang.frozen import frozen
 
 # ---------------------------------------------------------------------------------------------
 # Functions: overloads (member or global), checked statically and dispatched on runtime kinds.
 
-@attrs.frozen
+@frozen
 class Overload:
     params: tuple[T, ...]
     result: T

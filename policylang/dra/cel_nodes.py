@@ -7,12 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import attrs
-
 from policylang.dra.cel_values import _Run, DEVICE, Fn, T, _MISSING
+from policylang.frozen import frozen
 
 
-@attrs.frozen
+@frozen
 class Node:
     type: T
     fn: Fn
@@ -21,7 +20,7 @@ class Node:
     scalars: bool = False      # a non-empty list literal of literal strings, numbers and bools
 
 
-@attrs.frozen
+@frozen
 class _Scope:
     names: Mapping[str, T]
     lazy: frozenset = frozenset()      # names bound by cel.bind, evaluated on first use

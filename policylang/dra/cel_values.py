@@ -9,9 +9,8 @@ import math
 from collections.abc import Mapping
 from typing import Any, Callable
 
-import attrs
-
 from policylang.cluster.quantity import Quantity
+from policylang.frozen import frozen
 
 # k8s.io/api/resource/v1/types.go
 CEL_SELECTOR_EXPRESSION_MAX_COST = 1_000_000
@@ -45,7 +44,7 @@ class AbortError(EvalError):
 # ---------------------------------------------------------------------------------------------
 # Types, as cel-go prints them in its messages.
 
-@attrs.frozen
+@frozen
 class T:
     name: str
     params: tuple["T", ...] = ()
@@ -337,7 +336,7 @@ def _lookup(m: Mapping, key: Any) -> Any:
     return _EMPTY if v is _MISSING and isinstance(m, _DefaultMap) else v
 
 
-@attrs.frozen
+@frozen
 class _DeviceValue:
     driver: str
     attributes: _DefaultMap

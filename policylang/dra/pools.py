@@ -14,6 +14,7 @@ import attrs
 
 from ..cluster import model
 from ..cluster.selectors import node_selector_matches
+from ..frozen import frozen
 from . import cel
 
 
@@ -31,7 +32,7 @@ class DeviceID(NamedTuple):
 
 # ---- slices, indexed once per state ------------------------------------------------------
 
-@attrs.frozen
+@frozen
 class Pool:
     """A resource pool as GatherPools sees it from one node."""
     driver: str

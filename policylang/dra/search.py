@@ -14,6 +14,7 @@ import attrs
 
 from ..cluster import model
 from ..cost import charge
+from ..frozen import frozen
 from . import cel
 from .pools import DeviceID, SliceIndex, _NodeView
 
@@ -22,7 +23,7 @@ from .pools import DeviceID, SliceIndex, _NodeView
 ALLOCATION_RESULTS_MAX_SIZE = 32
 
 
-@attrs.frozen
+@frozen
 class Features:
     """structured.Features (internal/types.go): what the allocator may do beyond the basics."""
     admin_access: bool = False
@@ -53,7 +54,7 @@ class FailedAllocationOnNode(AllocationError):
 
 # ---- requests ----------------------------------------------------------------------------
 
-@attrs.frozen
+@frozen
 class _Request:
     """requestAccessor: an exactly request or a subrequest, seen alike."""
     name: str

@@ -46,6 +46,7 @@ from typing import Mapping, Sequence
 import attrs
 
 from ..cluster import model
+from ..frozen import frozen
 from .outcomes import _OUTCOMES_KEPT, _materialize, _outcome_key
 from .pools import (
     DeviceID, Pool, SliceIndex, gather_pools, node_matches, slice_index)
@@ -111,7 +112,7 @@ def allocate(node: "model.Node | None", claims: Sequence[model.ResourceClaim], *
 
 # ---- why not: for explain --------------------------------------------------------------
 
-@attrs.frozen
+@frozen
 class Shortfall:
     """A request that cannot be met on a node even alone: ``wanted`` devices, ``available``
     free ones on the node that its class and selectors accept."""

@@ -6,6 +6,7 @@ from typing import Callable
 
 import attrs
 
+from ..frozen import frozen
 from ..source import Span
 
 CATEGORIES = ("correctness", "suspicious", "style", "performance")
@@ -19,7 +20,7 @@ def severity_rank(severity: str) -> int:
     return SEVERITIES.index(severity)
 
 
-@attrs.frozen
+@frozen
 class Edit:
     """Replace text[start:end] (character offsets) with ``text``."""
     start: int
@@ -27,7 +28,7 @@ class Edit:
     text: str = ""
 
 
-@attrs.frozen
+@frozen
 class Finding:
     code: str
     message: str

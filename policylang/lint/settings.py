@@ -18,9 +18,8 @@ import tomllib
 from functools import lru_cache
 from pathlib import Path
 
-import attrs
-
 from ..diagnostics import InputError
+from ..frozen import frozen
 from ..inputs import read_text, yaml_document
 from .catalogue import all_rules
 from .model import CATEGORIES, Rule
@@ -28,14 +27,14 @@ from .model import CATEGORIES, Rule
 FILES = (".policylang.yaml", "pyproject.toml")
 
 
-@attrs.frozen
+@frozen
 class PathOverride:
     pattern: str
     select: tuple[str, ...] | None
     ignore: tuple[str, ...]
 
 
-@attrs.frozen
+@frozen
 class Settings:
     source: str | None = None        # the file the settings came from
     root: Path | None = None         # per-path patterns are relative to this directory

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import bisect
 
-import attrs
-
+from ..frozen import frozen
 from ..lint import edits as lint_edits
 from ..source import Span
 from .analysis import Analysis, Problem
 
 
-@attrs.frozen
+@frozen
 class Action:
     title: str
     kind: str                           # quickfix | source.fixAll

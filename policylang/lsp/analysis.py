@@ -14,12 +14,13 @@ import attrs
 from .. import ast
 from ..check import Checked, check_all
 from ..diagnostics import Diagnostic, InputError, PolicyError, sort_and_cap
+from ..frozen import frozen
 from ..program import Program, load_program
 from ..source import Span
 from .incremental import IncrementalParser
 
 
-@attrs.frozen
+@frozen
 class Problem:
     """A diagnostic to show in this document: the checker's (P…) or lint's (S…)."""
     code: str
@@ -32,7 +33,7 @@ class Problem:
     elsewhere: Span | None = None   # where in another file it is, when that file is the problem
 
 
-@attrs.frozen
+@frozen
 class Analysis:
     path: str
     text: str

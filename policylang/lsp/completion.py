@@ -15,13 +15,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import attrs
-
 from .. import ast
 from ..builtins import REGISTRY
 from ..check import STATUS_CODES
 from ..diagnostics import InputError, PolicyError
 from ..format import expr as expr_text, type_text
+from ..frozen import frozen
 from ..grammar import keywords
 from ..infer import GLOBALS, SCOPE_TYPES
 from ..inputs import read_text
@@ -37,7 +36,7 @@ from .modules import api_doc, comment_above, stdlib_plugins
 KINDS = ("field", "function", "keyword", "variable", "module", "class", "property", "value")
 
 
-@attrs.frozen
+@frozen
 class Item:
     label: str
     kind: str                # one of KINDS

@@ -4,22 +4,22 @@ pod of the dump, as `policylang eval --profile FILE --cluster DUMP` runs it."""
 
 from __future__ import annotations
 
-import attrs
 
 from .. import ast
 from ..diagnostics import InputError
+from ..frozen import frozen
 from ..source import Span
 from .analysis import Analysis
 
 
-@attrs.frozen
+@frozen
 class Lens:
     span: Span
     title: str
     profile: str
 
 
-@attrs.frozen
+@frozen
 class Evaluation:
     summary: str     # one line per pod, as eval's first line for it reads
     text: str        # eval's whole text output

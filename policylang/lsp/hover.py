@@ -13,6 +13,7 @@ import attrs
 from .. import ast
 from ..builtins import REGISTRY
 from ..format import expr as expr_text, type_text
+from ..frozen import frozen
 from ..infer import GLOBALS, SCOPE_TYPES
 from ..source import Span
 from ..types import Type, model_class
@@ -49,7 +50,7 @@ COMPREHENSION_DOCS = {
 }
 
 
-@attrs.frozen
+@frozen
 class Hover:
     markdown: str
     span: Span

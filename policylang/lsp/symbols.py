@@ -7,9 +7,8 @@ from __future__ import annotations
 import bisect
 import re
 
-import attrs
-
 from .. import ast
+from ..frozen import frozen
 from ..lint.sched_ast import name_span
 from ..source import Span
 
@@ -20,7 +19,7 @@ KINDS = {ast.PolicyDecl: ("policy", "class"), ast.Import: ("as", "module"), ast.
 _HEADER = re.compile(r"^(policy|param|def|filter|score|rule|profile)\s+([A-Za-z_][A-Za-z0-9_.-]*)", re.MULTILINE)
 
 
-@attrs.frozen
+@frozen
 class Symbol:
     name: str
     kind: str             # class module property function method event object variable

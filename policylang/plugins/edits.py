@@ -6,9 +6,10 @@ import attrs
 
 from ..cluster.model import Node, Pod
 from ..cluster.state import ClusterState
+from ..frozen import frozen
 
 
-@attrs.frozen
+@frozen
 class Change:
     """One change a fixer proposes, and the inputs with it made. ``infrastructure`` marks a change
     to the cluster's own machinery (uncordoning a node, tolerating a control-plane or node-lifecycle

@@ -12,9 +12,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-import attrs
-
 from .. import ast, cache
+from ..frozen import frozen
 from ..parse import parse_file
 from ..plan import EXTENSION_POINTS
 from ..roots import snake_case, stdlib_dir
@@ -28,7 +27,7 @@ NO_DECISION_AFTER = ("DefaultBinder",)
 NO_DECISION = frozenset(NO_DECISION_POINTS)
 
 
-@attrs.frozen
+@frozen
 class Plugin:
     name: str
     path: str

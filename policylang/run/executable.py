@@ -16,6 +16,7 @@ from ..cluster.model import LabelSelector, Pod
 from ..cluster.state import ClusterState
 from ..builtins import IntegerOverflow
 from ..cost import CostExceeded
+from ..frozen import frozen
 from .batch import VectorExecutor
 from .framework import call, truthy
 from .interpret import compile_lazily
@@ -34,7 +35,7 @@ def auto_executor(nodes: int, pods: int) -> str:
     return "reference" if nodes * max(pods, 1) < tuning.AUTO_REFERENCE_WORK else "vector"
 
 
-@attrs.frozen
+@frozen
 class _Step:
     kind: str      # let | skip | reject | restrict
     name: str
@@ -87,13 +88,13 @@ def _named_loop(loop: tuple, origin) -> tuple:
     return _naming(body, origin), invariants
 
 
-@attrs.frozen
+@frozen
 class _Filter:
     pod_steps: tuple
     node_steps: tuple
 
 
-@attrs.frozen
+@frozen
 class _Score:
     pod_steps: tuple
     feasible_steps: tuple
@@ -105,7 +106,7 @@ class _Score:
     vnormalize: Any = None
 
 
-@attrs.frozen
+@frozen
 class _Plugin:
     name: str
     weight: int

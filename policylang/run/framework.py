@@ -16,6 +16,7 @@ import numpy as np
 
 from ..builtins import POLICY_ERRORS, error_text
 from ..cost import CostExceeded
+from ..frozen import frozen
 from ..plan import NORMALIZERS
 from ..source import Span
 
@@ -27,7 +28,7 @@ UNRESOLVABLE = "UnschedulableAndUnresolvable"
 ERROR = "Error"
 
 
-@attrs.frozen
+@frozen
 class Status:
     """A plugin's verdict, as kube-scheduler's framework.Status."""
     code: str
@@ -87,7 +88,7 @@ def call(fn, env, plugin: str, point: str):
         raise
 
 
-@attrs.frozen
+@frozen
 class PostFilterOutcome:
     """What the PostFilter plugins made of a pod that fits nowhere."""
     message: str = ""

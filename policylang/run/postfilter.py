@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-import attrs
-
 from ..cluster.model import Pod, PodDisruptionBudget
 from ..cluster.state import ClusterState
 from ..decision import Victim
+from ..frozen import frozen
 from .framework import (ERROR, UNRESOLVABLE, UNSCHEDULABLE, PlanRuntimeError, PostFilterOutcome, Status,
                         fit_error_text, restricted_text)
 from .phases import base_env, run_filters_with_nominated, run_prefilter
@@ -32,7 +31,7 @@ MIN_CANDIDATE_NODES_PERCENTAGE = 10
 MIN_CANDIDATE_NODES_ABSOLUTE = 100
 
 
-@attrs.frozen
+@frozen
 class Candidate:
     """A node where the pod fits once `victims` (most important first) are gone."""
     node: str

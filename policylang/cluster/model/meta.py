@@ -7,6 +7,7 @@ from typing import Optional, Union
 
 import attrs
 
+from ...frozen import frozen
 from ..quantity import Quantity
 
 ResourceList = dict[str, Quantity]
@@ -33,7 +34,7 @@ def _map():
     return attrs.field(factory=dict)
 
 
-@attrs.frozen
+@frozen
 class OwnerReference:
     kind: str = ""
     name: str = ""
@@ -42,7 +43,7 @@ class OwnerReference:
     controller: bool = False
 
 
-@attrs.frozen
+@frozen
 class ObjectMeta:
     name: str = ""
     namespace: str = ""
@@ -56,32 +57,32 @@ class ObjectMeta:
 
 # ---- selectors ----------------------------------------------------------------
 
-@attrs.frozen
+@frozen
 class LabelSelectorRequirement:
     key: str = ""
     operator: str = ""
     values: tuple[str, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class LabelSelector:
     match_labels: dict[str, str] = _map()
     match_expressions: tuple[LabelSelectorRequirement, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class NodeSelectorRequirement:
     key: str = ""
     operator: str = ""
     values: tuple[str, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class NodeSelectorTerm:
     match_expressions: tuple[NodeSelectorRequirement, ...] = _list()
     match_fields: tuple[NodeSelectorRequirement, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class NodeSelector:
     node_selector_terms: tuple[NodeSelectorTerm, ...] = _list()

@@ -6,10 +6,11 @@ from typing import Optional
 
 import attrs
 
+from ...frozen import frozen
 from .meta import ObjectMeta, ResourceList, _list, _map
 
 
-@attrs.frozen
+@frozen
 class Taint:
     key: str = ""
     value: str = ""
@@ -17,25 +18,25 @@ class Taint:
     time_added: Optional[str] = None
 
 
-@attrs.frozen
+@frozen
 class NodeSpec:
     unschedulable: bool = False
     taints: tuple[Taint, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class ContainerImage:
     names: tuple[str, ...] = _list()
     size_bytes: int = 0
 
 
-@attrs.frozen
+@frozen
 class NodeCondition:
     type: str = ""
     status: str = ""
 
 
-@attrs.frozen
+@frozen
 class NodeStatus:
     capacity: ResourceList = _map()
     allocatable: ResourceList = _map()
@@ -43,7 +44,7 @@ class NodeStatus:
     conditions: tuple[NodeCondition, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class Node:
     kind: str = "Node"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)

@@ -7,10 +7,11 @@ from typing import Optional
 
 import attrs
 
+from ...frozen import frozen
 from .meta import LabelSelector, NodeSelector, NodeSelectorTerm, ObjectMeta, ResourceList, _list, _map
 
 
-@attrs.frozen
+@frozen
 class Toleration:
     key: str = ""
     operator: str = "Equal"
@@ -19,19 +20,19 @@ class Toleration:
     toleration_seconds: Optional[int] = None
 
 
-@attrs.frozen
+@frozen
 class PreferredSchedulingTerm:
     weight: int = 0
     preference: NodeSelectorTerm = attrs.field(factory=NodeSelectorTerm)
 
 
-@attrs.frozen
+@frozen
 class NodeAffinity:
     required_during_scheduling_ignored_during_execution: Optional[NodeSelector] = None
     preferred_during_scheduling_ignored_during_execution: tuple[PreferredSchedulingTerm, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class PodAffinityTerm:
     label_selector: Optional[LabelSelector] = None
     namespaces: tuple[str, ...] = _list()
@@ -41,26 +42,26 @@ class PodAffinityTerm:
     mismatch_label_keys: tuple[str, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class WeightedPodAffinityTerm:
     weight: int = 0
     pod_affinity_term: PodAffinityTerm = attrs.field(factory=PodAffinityTerm)
 
 
-@attrs.frozen
+@frozen
 class PodAffinity:
     required_during_scheduling_ignored_during_execution: tuple[PodAffinityTerm, ...] = _list()
     preferred_during_scheduling_ignored_during_execution: tuple[WeightedPodAffinityTerm, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class Affinity:
     node_affinity: Optional[NodeAffinity] = None
     pod_affinity: Optional[PodAffinity] = None
     pod_anti_affinity: Optional[PodAffinity] = None
 
 
-@attrs.frozen
+@frozen
 class TopologySpreadConstraint:
     max_skew: int = 0
     topology_key: str = ""
@@ -72,13 +73,13 @@ class TopologySpreadConstraint:
     match_label_keys: tuple[str, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class ResourceRequirements:
     requests: ResourceList = _map()
     limits: ResourceList = _map()
 
 
-@attrs.frozen
+@frozen
 class ContainerPort:
     container_port: int = 0
     host_port: int = 0
@@ -87,7 +88,7 @@ class ContainerPort:
     name: str = ""
 
 
-@attrs.frozen
+@frozen
 class Container:
     name: str = ""
     image: str = ""
@@ -98,13 +99,13 @@ class Container:
 
 # ---- volumes: the sources the volume plugins read ------------------------------------
 
-@attrs.frozen
+@frozen
 class PersistentVolumeClaimVolumeSource:
     claim_name: str = ""
     read_only: bool = False
 
 
-@attrs.frozen
+@frozen
 class GCEPersistentDiskVolumeSource:
     pd_name: str = ""
     fs_type: str = ""
@@ -112,7 +113,7 @@ class GCEPersistentDiskVolumeSource:
     read_only: bool = False
 
 
-@attrs.frozen
+@frozen
 class AWSElasticBlockStoreVolumeSource:
     volume_id: str = ""
     fs_type: str = ""
@@ -120,7 +121,7 @@ class AWSElasticBlockStoreVolumeSource:
     read_only: bool = False
 
 
-@attrs.frozen
+@frozen
 class AzureDiskVolumeSource:
     disk_name: str = ""
     disk_uri: str = ""
@@ -129,21 +130,21 @@ class AzureDiskVolumeSource:
     read_only: bool = False
 
 
-@attrs.frozen
+@frozen
 class CinderVolumeSource:
     volume_id: str = ""
     fs_type: str = ""
     read_only: bool = False
 
 
-@attrs.frozen
+@frozen
 class PortworxVolumeSource:
     volume_id: str = ""
     fs_type: str = ""
     read_only: bool = False
 
 
-@attrs.frozen
+@frozen
 class RBDVolumeSource:
     monitors: tuple[str, ...] = _list()
     image: str = ""
@@ -152,7 +153,7 @@ class RBDVolumeSource:
     read_only: bool = False
 
 
-@attrs.frozen
+@frozen
 class ISCSIVolumeSource:
     target_portal: str = ""
     iqn: str = ""
@@ -161,7 +162,7 @@ class ISCSIVolumeSource:
     read_only: bool = False
 
 
-@attrs.frozen
+@frozen
 class CSIVolumeSource:
     driver: str = ""
     read_only: bool = False
@@ -169,13 +170,13 @@ class CSIVolumeSource:
     volume_attributes: dict[str, str] = _map()
 
 
-@attrs.frozen
+@frozen
 class VolumeResourceRequirements:
     requests: ResourceList = _map()
     limits: ResourceList = _map()
 
 
-@attrs.frozen
+@frozen
 class PersistentVolumeClaimSpec:
     access_modes: tuple[str, ...] = _list()
     selector: Optional[LabelSelector] = None
@@ -186,18 +187,18 @@ class PersistentVolumeClaimSpec:
     volume_attributes_class_name: Optional[str] = None
 
 
-@attrs.frozen
+@frozen
 class PersistentVolumeClaimTemplate:
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
     spec: PersistentVolumeClaimSpec = attrs.field(factory=PersistentVolumeClaimSpec)
 
 
-@attrs.frozen
+@frozen
 class EphemeralVolumeSource:
     volume_claim_template: Optional[PersistentVolumeClaimTemplate] = None
 
 
-@attrs.frozen
+@frozen
 class Volume:
     name: str = ""
     persistent_volume_claim: Optional[PersistentVolumeClaimVolumeSource] = None
@@ -212,7 +213,7 @@ class Volume:
     csi: Optional[CSIVolumeSource] = None
 
 
-@attrs.frozen
+@frozen
 class PodResourceClaim:
     name: str = ""
     # One of the two: an existing claim, or a template the resourceclaim controller makes one from.
@@ -220,12 +221,12 @@ class PodResourceClaim:
     resource_claim_template_name: Optional[str] = None
 
 
-@attrs.frozen
+@frozen
 class PodSchedulingGate:
     name: str = ""
 
 
-@attrs.frozen
+@frozen
 class PodSpec:
     node_name: str = ""
     scheduler_name: str = "default-scheduler"
@@ -248,7 +249,7 @@ class PodSpec:
     scheduling_gates: tuple[PodSchedulingGate, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class PodCondition:
     type: str = ""
     status: str = ""
@@ -256,14 +257,14 @@ class PodCondition:
     message: str = ""
 
 
-@attrs.frozen
+@frozen
 class PodResourceClaimStatus:
     """The claim made for a pod's template claim (its name; None: none is needed)."""
     name: str = ""
     resource_claim_name: Optional[str] = None
 
 
-@attrs.frozen
+@frozen
 class PodStatus:
     phase: str = "Pending"
     nominated_node_name: str = ""
@@ -272,7 +273,7 @@ class PodStatus:
     resource_claim_statuses: tuple[PodResourceClaimStatus, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class Pod:
     kind: str = "Pod"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)

@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 import attrs
 
+from ...frozen import frozen
 from ..quantity import Quantity
 from .meta import NodeSelector, ObjectMeta, _list, _map
 
@@ -36,28 +37,28 @@ def _count():
 
 # ---- selectors, configuration, tolerations: shared by classes, claims and results ----------
 
-@attrs.frozen
+@frozen
 class CELDeviceSelector:
     expression: str = ""
 
 
-@attrs.frozen
+@frozen
 class DeviceSelector:
     cel: Optional[CELDeviceSelector] = None
 
 
-@attrs.frozen
+@frozen
 class OpaqueDeviceConfiguration:
     driver: str = ""
     parameters: Any = None   # runtime.RawExtension: the driver's own JSON, kept as it came
 
 
-@attrs.frozen
+@frozen
 class DeviceClassConfiguration:
     opaque: Optional[OpaqueDeviceConfiguration] = None
 
 
-@attrs.frozen
+@frozen
 class DeviceToleration:
     key: str = ""
     operator: str = "Equal"
@@ -68,14 +69,14 @@ class DeviceToleration:
 
 # ---- DeviceClass ---------------------------------------------------------------------
 
-@attrs.frozen
+@frozen
 class DeviceClassSpec:
     selectors: tuple[DeviceSelector, ...] = _list()
     config: tuple[DeviceClassConfiguration, ...] = _list()
     extended_resource_name: Optional[str] = None
 
 
-@attrs.frozen
+@frozen
 class DeviceClass:
     kind: str = "DeviceClass"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
@@ -84,12 +85,12 @@ class DeviceClass:
 
 # ---- ResourceClaim -------------------------------------------------------------------
 
-@attrs.frozen
+@frozen
 class CapacityRequirements:
     requests: dict[str, Quantity] = _map()
 
 
-@attrs.frozen
+@frozen
 class ExactDeviceRequest:
     device_class_name: str = ""
     selectors: tuple[DeviceSelector, ...] = _list()
@@ -100,7 +101,7 @@ class ExactDeviceRequest:
     capacity: Optional[CapacityRequirements] = None
 
 
-@attrs.frozen
+@frozen
 class DeviceSubRequest:
     name: str = ""
     device_class_name: str = ""
@@ -111,7 +112,7 @@ class DeviceSubRequest:
     capacity: Optional[CapacityRequirements] = None
 
 
-@attrs.frozen
+@frozen
 class DeviceRequest:
     name: str = ""
     # One of the two: exactly these devices, or the first of the subrequests that can be met.
@@ -119,32 +120,32 @@ class DeviceRequest:
     first_available: tuple[DeviceSubRequest, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class DeviceConstraint:
     requests: tuple[str, ...] = _list()   # empty: every request of the claim
     match_attribute: Optional[str] = None
     distinct_attribute: Optional[str] = None
 
 
-@attrs.frozen
+@frozen
 class DeviceClaimConfiguration:
     requests: tuple[str, ...] = _list()
     opaque: Optional[OpaqueDeviceConfiguration] = None
 
 
-@attrs.frozen
+@frozen
 class DeviceClaim:
     requests: tuple[DeviceRequest, ...] = _list()
     constraints: tuple[DeviceConstraint, ...] = _list()
     config: tuple[DeviceClaimConfiguration, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class ResourceClaimSpec:
     devices: DeviceClaim = attrs.field(factory=DeviceClaim)
 
 
-@attrs.frozen
+@frozen
 class DeviceRequestAllocationResult:
     request: str = ""   # the claim's request, or "request/subrequest" for a firstAvailable one
     driver: str = ""
@@ -158,20 +159,20 @@ class DeviceRequestAllocationResult:
     consumed_capacity: dict[str, Quantity] = _map()
 
 
-@attrs.frozen
+@frozen
 class DeviceAllocationConfiguration:
     source: str = ""   # FromClass or FromClaim
     requests: tuple[str, ...] = _list()
     opaque: Optional[OpaqueDeviceConfiguration] = None
 
 
-@attrs.frozen
+@frozen
 class DeviceAllocationResult:
     results: tuple[DeviceRequestAllocationResult, ...] = _list()
     config: tuple[DeviceAllocationConfiguration, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class AllocationResult:
     devices: DeviceAllocationResult = attrs.field(factory=DeviceAllocationResult)
     # The nodes the allocated devices can be reached from (None: every node).
@@ -179,7 +180,7 @@ class AllocationResult:
     allocation_timestamp: Optional[str] = None
 
 
-@attrs.frozen
+@frozen
 class ResourceClaimConsumerReference:
     api_group: str = ""
     resource: str = ""
@@ -187,7 +188,7 @@ class ResourceClaimConsumerReference:
     uid: str = ""
 
 
-@attrs.frozen
+@frozen
 class Condition:
     """metav1.Condition."""
     type: str = ""
@@ -198,14 +199,14 @@ class Condition:
     message: str = ""
 
 
-@attrs.frozen
+@frozen
 class NetworkDeviceData:
     interface_name: str = ""
     ips: tuple[str, ...] = _list()
     hardware_address: str = ""
 
 
-@attrs.frozen
+@frozen
 class AllocatedDeviceStatus:
     driver: str = ""
     pool: str = ""
@@ -216,14 +217,14 @@ class AllocatedDeviceStatus:
     network_data: Optional[NetworkDeviceData] = None
 
 
-@attrs.frozen
+@frozen
 class ResourceClaimStatus:
     allocation: Optional[AllocationResult] = None
     reserved_for: tuple[ResourceClaimConsumerReference, ...] = _list()
     devices: tuple[AllocatedDeviceStatus, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class ResourceClaim:
     kind: str = "ResourceClaim"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
@@ -233,13 +234,13 @@ class ResourceClaim:
 
 # ---- ResourceClaimTemplate -----------------------------------------------------------
 
-@attrs.frozen
+@frozen
 class ResourceClaimTemplateSpec:
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)   # copied into each claim made from it
     spec: ResourceClaimSpec = attrs.field(factory=ResourceClaimSpec)
 
 
-@attrs.frozen
+@frozen
 class ResourceClaimTemplate:
     kind: str = "ResourceClaimTemplate"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
@@ -248,14 +249,14 @@ class ResourceClaimTemplate:
 
 # ---- ResourceSlice -------------------------------------------------------------------
 
-@attrs.frozen
+@frozen
 class ResourcePool:
     name: str = ""
     generation: int = 0
     resource_slice_count: int = 0
 
 
-@attrs.frozen
+@frozen
 class DeviceAttribute:
     """Exactly one of the four is set."""
     int_: Optional[int] = None
@@ -264,44 +265,44 @@ class DeviceAttribute:
     version: Optional[str] = None   # semantic version 2.0.0
 
 
-@attrs.frozen
+@frozen
 class CapacityRequestPolicyRange:
     min: Optional[Quantity] = None
     max: Optional[Quantity] = None
     step: Optional[Quantity] = None
 
 
-@attrs.frozen
+@frozen
 class CapacityRequestPolicy:
     default: Optional[Quantity] = None
     valid_values: tuple[Quantity, ...] = _list()
     valid_range: Optional[CapacityRequestPolicyRange] = None
 
 
-@attrs.frozen
+@frozen
 class DeviceCapacity:
     value: Quantity = attrs.field(factory=Quantity)
     request_policy: Optional[CapacityRequestPolicy] = None
 
 
-@attrs.frozen
+@frozen
 class Counter:
     value: Quantity = attrs.field(factory=Quantity)
 
 
-@attrs.frozen
+@frozen
 class CounterSet:
     name: str = ""
     counters: dict[str, Counter] = _map()
 
 
-@attrs.frozen
+@frozen
 class DeviceCounterConsumption:
     counter_set: str = ""
     counters: dict[str, Counter] = _map()
 
 
-@attrs.frozen
+@frozen
 class DeviceTaint:
     key: str = ""
     value: str = ""
@@ -309,7 +310,7 @@ class DeviceTaint:
     time_added: Optional[str] = None
 
 
-@attrs.frozen
+@frozen
 class Device:
     name: str = ""
     # Keys are qualified names: "domain/id", or an id the driver's name qualifies.
@@ -327,7 +328,7 @@ class Device:
     allow_multiple_allocations: Optional[bool] = None
 
 
-@attrs.frozen
+@frozen
 class ResourceSliceSpec:
     driver: str = ""
     pool: ResourcePool = attrs.field(factory=ResourcePool)
@@ -340,7 +341,7 @@ class ResourceSliceSpec:
     shared_counters: tuple[CounterSet, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class ResourceSlice:
     kind: str = "ResourceSlice"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)

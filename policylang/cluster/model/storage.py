@@ -6,6 +6,7 @@ from typing import Optional
 
 import attrs
 
+from ...frozen import frozen
 from ..quantity import Quantity
 from .meta import LabelSelector, NodeSelector, ObjectMeta, ResourceList, _list, _map
 from .pods import (AWSElasticBlockStoreVolumeSource, AzureDiskVolumeSource, CinderVolumeSource,
@@ -13,14 +14,14 @@ from .pods import (AWSElasticBlockStoreVolumeSource, AzureDiskVolumeSource, Cind
                    PortworxVolumeSource, RBDVolumeSource)
 
 
-@attrs.frozen
+@frozen
 class PersistentVolumeClaimStatus:
     phase: str = ""
     access_modes: tuple[str, ...] = _list()
     capacity: ResourceList = _map()
 
 
-@attrs.frozen
+@frozen
 class PersistentVolumeClaim:
     kind: str = "PersistentVolumeClaim"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
@@ -28,7 +29,7 @@ class PersistentVolumeClaim:
     status: PersistentVolumeClaimStatus = attrs.field(factory=PersistentVolumeClaimStatus)
 
 
-@attrs.frozen
+@frozen
 class ObjectReference:
     kind: str = ""
     namespace: str = ""
@@ -38,12 +39,12 @@ class ObjectReference:
     resource_version: str = ""
 
 
-@attrs.frozen
+@frozen
 class VolumeNodeAffinity:
     required: Optional[NodeSelector] = None
 
 
-@attrs.frozen
+@frozen
 class CSIPersistentVolumeSource:
     driver: str = ""
     volume_handle: str = ""
@@ -52,7 +53,7 @@ class CSIPersistentVolumeSource:
     volume_attributes: dict[str, str] = _map()
 
 
-@attrs.frozen
+@frozen
 class PersistentVolumeSpec:
     capacity: ResourceList = _map()
     access_modes: tuple[str, ...] = _list()
@@ -73,12 +74,12 @@ class PersistentVolumeSpec:
     iscsi: Optional[ISCSIVolumeSource] = None
 
 
-@attrs.frozen
+@frozen
 class PersistentVolumeStatus:
     phase: str = ""
 
 
-@attrs.frozen
+@frozen
 class PersistentVolume:
     kind: str = "PersistentVolume"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
@@ -86,18 +87,18 @@ class PersistentVolume:
     status: PersistentVolumeStatus = attrs.field(factory=PersistentVolumeStatus)
 
 
-@attrs.frozen
+@frozen
 class TopologySelectorLabelRequirement:
     key: str = ""
     values: tuple[str, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class TopologySelectorTerm:
     match_label_expressions: tuple[TopologySelectorLabelRequirement, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class StorageClass:
     kind: str = "StorageClass"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
@@ -110,12 +111,12 @@ class StorageClass:
     mount_options: tuple[str, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class VolumeNodeResources:
     count: Optional[int] = None
 
 
-@attrs.frozen
+@frozen
 class CSINodeDriver:
     name: str = ""
     node_id: str = ""
@@ -123,19 +124,19 @@ class CSINodeDriver:
     allocatable: Optional[VolumeNodeResources] = None
 
 
-@attrs.frozen
+@frozen
 class CSINodeSpec:
     drivers: tuple[CSINodeDriver, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class CSINode:
     kind: str = "CSINode"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
     spec: CSINodeSpec = attrs.field(factory=CSINodeSpec)
 
 
-@attrs.frozen
+@frozen
 class CSIDriverSpec:
     attach_required: Optional[bool] = None
     pod_info_on_mount: Optional[bool] = None
@@ -146,14 +147,14 @@ class CSIDriverSpec:
     volume_lifecycle_modes: tuple[str, ...] = _list()
 
 
-@attrs.frozen
+@frozen
 class CSIDriver:
     kind: str = "CSIDriver"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
     spec: CSIDriverSpec = attrs.field(factory=CSIDriverSpec)
 
 
-@attrs.frozen
+@frozen
 class CSIStorageCapacity:
     kind: str = "CSIStorageCapacity"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
@@ -163,25 +164,25 @@ class CSIStorageCapacity:
     maximum_volume_size: Optional[Quantity] = None
 
 
-@attrs.frozen
+@frozen
 class VolumeAttachmentSource:
     persistent_volume_name: Optional[str] = None
     inline_volume_spec: Optional[PersistentVolumeSpec] = None
 
 
-@attrs.frozen
+@frozen
 class VolumeAttachmentSpec:
     attacher: str = ""
     source: VolumeAttachmentSource = attrs.field(factory=VolumeAttachmentSource)
     node_name: str = ""
 
 
-@attrs.frozen
+@frozen
 class VolumeAttachmentStatus:
     attached: bool = False
 
 
-@attrs.frozen
+@frozen
 class VolumeAttachment:
     kind: str = "VolumeAttachment"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)

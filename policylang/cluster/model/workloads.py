@@ -7,16 +7,17 @@ from typing import Optional
 
 import attrs
 
+from ...frozen import frozen
 from .meta import IntOrString, LabelSelector, ObjectMeta, _map
 
 
-@attrs.frozen
+@frozen
 class Namespace:
     kind: str = "Namespace"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
 
 
-@attrs.frozen
+@frozen
 class PriorityClass:
     kind: str = "PriorityClass"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
@@ -25,47 +26,47 @@ class PriorityClass:
     preemption_policy: str = "PreemptLowerPriority"
 
 
-@attrs.frozen
+@frozen
 class ServiceSpec:
     selector: dict[str, str] = _map()
 
 
-@attrs.frozen
+@frozen
 class Service:
     kind: str = "Service"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
     spec: ServiceSpec = attrs.field(factory=ServiceSpec)
 
 
-@attrs.frozen
+@frozen
 class WorkloadSpec:
     """The selector of a ReplicaSet, StatefulSet or ReplicationController."""
     selector: Optional[LabelSelector] = None
     replicas: Optional[int] = None
 
 
-@attrs.frozen
+@frozen
 class Workload:
     kind: str = ""
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
     spec: WorkloadSpec = attrs.field(factory=WorkloadSpec)
 
 
-@attrs.frozen
+@frozen
 class PodDisruptionBudgetSpec:
     selector: Optional[LabelSelector] = None
     min_available: Optional[IntOrString] = None
     max_unavailable: Optional[IntOrString] = None
 
 
-@attrs.frozen
+@frozen
 class PodDisruptionBudgetStatus:
     disruptions_allowed: int = 0
     # pod name → when the API server processed its eviction (not yet seen by the controller).
     disrupted_pods: dict[str, str] = _map()
 
 
-@attrs.frozen
+@frozen
 class PodDisruptionBudget:
     kind: str = "PodDisruptionBudget"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)

@@ -7,6 +7,7 @@ import attrs
 
 from ... import ast
 from ...diagnostics import InputError, PolicyError
+from ...frozen import frozen
 from ...parse import parse
 from ...plugins import registry
 from ..registry import rule
@@ -75,7 +76,7 @@ profile balanced {
     use ImageLocality weight 1
 }""")
 
-@attrs.frozen
+@frozen
 class Entry:
     """One plugin of a profile as it will run."""
     name: str
