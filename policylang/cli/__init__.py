@@ -183,9 +183,13 @@ class _Verbs:
     def __init__(self, sub, verb: "str | None"):
         self.sub, self.verb = sub, verb
 
+    def builds(self, name: str) -> bool:
+        """Whether the verb's arguments are being built."""
+        return self.verb in (None, name)
+
     def add_parser(self, name: str, **kwargs):
         parser = self.sub.add_parser(name, **kwargs)
-        return parser if self.verb in (None, name) else _Unused()
+        return parser if self.builds(name) else _Unused()
 
 
 class _Unused:

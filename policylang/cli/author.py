@@ -42,10 +42,11 @@ def register(sub) -> None:
     c.add_argument("paths", nargs="+")
     c.set_defaults(run=cmd_check)
 
-    from ..lint.command import add_arguments as lint_arguments
     li = sub.add_parser("lint", help="lint .sched policies, scheduler configs and workload manifests")
-    lint_arguments(li)
     li.set_defaults(run=cmd_lint)
+    if sub.builds("lint"):      # its arguments name the rule catalogue's formats: not imported for other verbs
+        from ..lint.command import add_arguments as lint_arguments
+        lint_arguments(li)
 
     ls = sub.add_parser("lsp", help="the language server, over stdio (for editors: see README, Editors)")
     ls.add_argument("--stdio", action="store_true", help="talk over stdin and stdout (the default and only way)")
