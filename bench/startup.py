@@ -14,7 +14,8 @@ run, so that the ratio to it survives this shared machine's load:
   Python tool spends to read it).
 
 The processes get a cache directory of their own (XDG_CACHE_HOME in a temporary directory)
-and write bytecode as an installed package has it. The table ends with the targets.
+and write bytecode as an installed package has it. With ``--against REV`` the same commands run
+on commit REV too, each of its runs next to this checkout's. The table ends with the targets.
 """
 
 from __future__ import annotations
@@ -59,32 +60,43 @@ def commands(edited: Path) -> dict:
             "lint": cli("lint", str(POLICY)), "eval": cli(*EVAL), "check (edited)": cli("check", str(edited))}
 
 
-def startup(runs: int, root: Path = ROOT) -> dict:
+def startup(runs: int, roots: dict[str, Path]) -> dict[str, dict]:
+    """Each root's (a checkout's) cold and warm times, the roots' runs interleaved with each other
+    and with `python -c pass`, so that a slow moment of this shared machine slows them alike."""
     with tempfile.TemporaryDirectory() as tmp:
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        env.update(XDG_CACHE_HOME=str(Path(tmp) / "cache"), PYTHONPATH=str(root))
-        edited = Path(tmp) / "team.sched"
-        (Path(tmp) / "gpu_isolation.sched").write_text((POLICY.parent / "gpu_isolation.sched").read_text())
-        cmds = commands(edited)
-        run(cli("--help"), {**env, "POLICYLANG_NO_CACHE": "1"})      # bytecode written, cache untouched
+        base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        envs, cmds = {}, {}
+        for i, (label, root) in enumerate(roots.items()):
+            own = Path(tmp) / str(i)
+            own.mkdir()
+            envs[label] = {**base, "XDG_CACHE_HOME": str(own / "cache"), "PYTHONPATH": str(root)}
+            (own / "gpu_isolation.sched").write_text((POLICY.parent / "gpu_isolation.sched").read_text())
+            cmds[label] = commands(own / "team.sched")
+            run(cli("--help"), {**envs[label], "POLICYLANG_NO_CACHE": "1"})    # bytecode written, cache untouched
         bare = [sys.executable, "-c", "pass"]
-        cold = {}
+        out = {label: {"cold": {}, "warm": {}, "runs": runs} for label in roots}
         for name in ("check", "fmt", "lint", "eval"):
             # Cold: each first run of a command meets an empty cache.
-            cold[name] = statistics.median(run(cmds[name], {**env, "XDG_CACHE_HOME": str(Path(tmp) / f"cold-{name}-{i}")})
-                                           for i in range(max(1, runs // 3)))
-        for name in ("check", "fmt", "lint", "eval"):
-            run(cmds[name], env)                                        # fills the shared cache
-        times: dict = {name: [] for name in ("python -c pass", *cmds)}
+            times: dict = {label: [] for label in roots}
+            for i in range(max(1, runs // 3)):
+                for label, env in envs.items():
+                    times[label].append(run(cmds[label][name], {**env, "XDG_CACHE_HOME": f"{env['XDG_CACHE_HOME']}-{name}-{i}"}))
+            for label in roots:
+                out[label]["cold"][name] = statistics.median(times[label])
+        for label, env in envs.items():
+            for name in ("check", "fmt", "lint", "eval"):
+                run(cmds[label][name], env)                             # fills the cache
+        times = {label: {name: [] for name in ("python -c pass", *cmds[label])} for label in roots}
         for i in range(runs):
-            # Interleaved, so that a slow moment slows every command alike.
-            times["python -c pass"].append(run(bare, env))
-            for name, argv in cmds.items():
-                if name == "check (edited)":
-                    edited.write_text(POLICY.read_text() + f"\n# edit {i}\n")
-                times[name].append(run(argv, env))
-    warm = {name: statistics.median(ts) for name, ts in times.items()}
-    return {"cold": cold, "warm": warm, "runs": runs}
+            for label, env in envs.items():
+                times[label]["python -c pass"].append(run(bare, env))
+                for name, argv in cmds[label].items():
+                    if name == "check (edited)":
+                        Path(argv[-1]).write_text(POLICY.read_text() + f"\n# edit {i}\n")
+                    times[label][name].append(run(argv, env))
+        for label in roots:
+            out[label]["warm"] = {name: statistics.median(ts) for name, ts in times[label].items()}
+    return out
 
 
 def yaml_dump(nodes: int, root: Path = ROOT) -> dict:
@@ -119,17 +131,22 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7, help="runs of each command (median)")
     ap.add_argument("--dump-nodes", type=int, default=5000, help="nodes in the YAML dump (0: skip it)")
     ap.add_argument("--against", metavar="REV",
-                    help="also time the command line (not the dump) of commit REV (git archive)")
+                    help="also time the command line (not the dump) of commit REV (git archive), "
+                         "its runs interleaved with this checkout's")
     a = ap.parse_args()
-    results = {"startup": startup(a.runs)}
-    if a.dump_nodes:
-        results["yaml"] = yaml_dump(a.dump_nodes)
-    if a.against:
-        with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp:
+        roots = {"this checkout": ROOT}
+        if a.against:
             archive = subprocess.run(["git", "-C", str(ROOT), "archive", a.against], check=True,
                                      capture_output=True).stdout
             subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-            results["against"] = {"rev": a.against, "startup": startup(a.runs, Path(tmp))}
+            roots[a.against] = Path(tmp)
+        timed = startup(a.runs, roots)
+    results = {"startup": timed["this checkout"]}
+    if a.against:
+        results["against"] = {"rev": a.against, "startup": timed[a.against]}
+    if a.dump_nodes:
+        results["yaml"] = yaml_dump(a.dump_nodes)
     out = HERE / "results"
     out.mkdir(exist_ok=True)
     (out / "startup.json").write_text(json.dumps(results, indent=2))
