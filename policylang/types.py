@@ -162,6 +162,7 @@ CLUSTER_FIELDS = {
     "volumeAttachments": (lambda: list_of(record("VolumeAttachment")), lambda s: s.volume_attachments),
 }
 
+
 def model_class(name: str) -> type | None:
     """The attrs class of a cluster object kind (``NodeAffinity``), or None."""
     if name not in model_schema():

@@ -53,6 +53,20 @@ def test_the_stdlib_plans_read_back_equal_a_fresh_compile(cache_dir, monkeypatch
     assert again == cached == policylang.load_plans()
 
 
+def test_the_record_types_read_back_equal_the_models(cache_dir):
+    # What `check` reads instead of building the model's classes (types.model_schema).
+    from policylang import types
+
+    types.model_schema.cache_clear()
+    first = types.model_schema()
+    assert _entries(cache_dir, "schema")
+    types.model_schema.cache_clear()
+    again = types.model_schema()
+    types.model_schema.cache_clear()
+    assert again == first == types._schema_of_model()
+    assert again["PodSpec"]["nodeSelector"] == types.FieldInfo(types.map_of(types.STRING, types.STRING), "node_selector")
+
+
 def test_a_changed_file_that_the_key_does_not_name_misses(cache_dir, tmp_path):
     (tmp_path / "mine.sched").write_text(POLICY)
     profile = tmp_path / "team.sched"

@@ -119,7 +119,7 @@ def _load(path: str, text: str, loaded: dict):
             program = load_program(path, text=text, parsed=parse_file(text, path))
             checked = check(program)
             too_large = plan_size_error(checked)
-            loaded[path, text] = too_large or (program, checked)
+            loaded[path, text] = too_large if too_large is not None else (program, checked)
         except PolicyError as err:
             loaded[path, text] = err
     if isinstance(loaded[path, text], PolicyError):
