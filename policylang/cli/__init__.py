@@ -30,8 +30,11 @@ def _admitted_as(args):
 
 
 def main(argv: list[str] | None = None) -> int:
-    _process_settings()
-    argv = sys.argv[1:] if argv is None else argv
+    with _interpreter_settings():
+        return _main(sys.argv[1:] if argv is None else argv)
+
+
+def _main(argv: list[str]) -> int:
     parser = _parser(next((a for a in argv if not a.startswith("-")), None))
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
@@ -58,8 +61,10 @@ def main(argv: list[str] | None = None) -> int:
         return internal_error(err)
 
 
-def _process_settings() -> None:
-    """What a command asks of the interpreter before it imports anything heavy."""
+@contextlib.contextmanager
+def _interpreter_settings():
+    """What a command asks of the interpreter before it imports anything heavy, put back after
+    it (a test runs many commands in one process)."""
     # numpy's OpenBLAS starts a thread per core at import, and they spin waiting for work that
     # policylang, which does no linear algebra, never gives them: ~0.2 s of CPU time that a
     # 2-core machine takes from the command itself.
@@ -67,7 +72,12 @@ def _process_settings() -> None:
     # Start-up builds ~35,000 objects that live until the command ends (classes, plans, the
     # cluster); at the default threshold (700) the collector ran ~130 times over them, a fifth
     # of `eval`'s time on the examples. Loading a dump and the scheduling cycles pause it anyway.
+    before = gc.get_threshold()
     gc.set_threshold(100_000, 10, 10)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 @contextlib.contextmanager
