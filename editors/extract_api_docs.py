@@ -73,16 +73,16 @@ def main(argv: list[str]) -> int:
         docs.setdefault(kind, fields)
 
     sys.path.insert(0, str(ROOT))
-    from policylang.types import MODEL_CLASSES, record_fields
+    from policylang.types import model_schema, record_fields
     out = {"_source": f"k8s.io/api and k8s.io/apimachinery {args.tag}, types_swagger_doc_generated.go "
                       f"(written by editors/extract_api_docs.py)"}
-    for kind in sorted(MODEL_CLASSES):
+    for kind in sorted(model_schema()):
         if kind in NOT_API_TYPES or kind not in docs:
             continue
         upstream = docs[kind]
         out[kind] = {name: upstream[name] for name in ["", *record_fields(kind)] if name in upstream}
     OUT.write_text(json.dumps(out, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
-    missing = sorted(k for k in MODEL_CLASSES if k not in out and k not in NOT_API_TYPES)
+    missing = sorted(k for k in model_schema() if k not in out and k not in NOT_API_TYPES)
     if missing:
         print(f"no upstream docs for: {', '.join(missing)}", file=sys.stderr)
     return 0
