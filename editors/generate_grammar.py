@@ -1,5 +1,5 @@
 """Write the TextMate grammar for .sched files from the language's own definitions: the keywords
-from the Lark grammar (policylang/grammar.lark, through parse.keywords), the builtins from
+from the Lark grammar (policylang/grammar.lark, through grammar.keywords), the builtins from
 builtins.REGISTRY, the scopes from the checker. So highlighting cannot drift from the syntax:
 tests/test_editors.py fails when the committed grammar is not what this writes.
 
