@@ -11,7 +11,7 @@ from typing import Union
 import attrs
 
 from .frozen import frozen
-from .operators import PRECEDENCE  # noqa: F401  (the syntax's; format.py reads it here)
+from .vocabulary import PRECEDENCE  # noqa: F401  (the syntax's; format.py reads it here)
 from .source import NO_SPAN, Span
 
 

@@ -13,7 +13,7 @@ import attrs
 from . import ast
 from .diagnostics import Diagnostic, PolicyError, Reporter
 from .frozen import frozen
-from .plan import EXTENSION_POINTS, NORMALIZERS
+from .vocabulary import EXTENSION_POINTS, NORMALIZERS
 from .program import Program
 from .infer import NO_DEPS, RESERVED, _Env, _ExpressionChecker, did_you_mean
 from .source import Span

@@ -9,22 +9,17 @@ from __future__ import annotations
 
 import itertools
 
-import attrs
-
 from . import ast
 from . import plan as P
 from .check import Checked
 from .diagnostics import Diagnostic, PolicyError
 from .infer import GLOBALS
+from .plan_size import MAX_PLAN_SIZE, profiles_past_bound
 from .plugins import registry
 from .target import DEFAULT as DEFAULT_TARGET, Target
 
 POD_SCOPES = frozenset({"pod", "cluster", "params"})
 AGGREGATES = ast.AGGREGATES
-# The most expressions one profile's plan may hold once its defs are inlined: defs that call
-# the previous one twice double the plan at each level, so 20 such lines would take gigabytes.
-# The stdlib's default profile (every plugin) holds about 12,000.
-MAX_PLAN_SIZE = 100_000
 
 
 def compile_profile(checked: Checked, name: str | None = None, target: Target = DEFAULT_TARGET) -> P.Plan:
@@ -319,111 +314,13 @@ class _Compiler:
 
 def plan_size_error(checked: Checked) -> "PolicyError | None":
     """The error compile_all would raise for a profile whose plan passes MAX_PLAN_SIZE (P081),
-    found without compiling where it cannot happen: a bound on each profile's plan is counted
-    from the syntax, every def's inlined size once (so linear however defs double), every plugin
-    three times (a rule's `when` is lowered for its filter, its score and itself). Only a profile
-    whose bound passes the limit is compiled, to find the call that passes it."""
-    sizes = _InlinedSizes(checked.program)
-    for path, profile in checked.program.profiles():
-        bound = sum(3 * sizes.module(checked.program.uses[use]) + sizes.of(use, path) for use in profile.uses)
-        if bound > MAX_PLAN_SIZE:
-            try:
-                _Compiler(checked).profile(path, profile)
-            except PolicyError as err:
-                return err
+    found by compiling only the profiles whose bound (plan_size.py) passes it."""
+    for path, profile in profiles_past_bound(checked):
+        try:
+            _Compiler(checked).profile(path, profile)
+        except PolicyError as err:
+            return err
     return None
-
-
-class _InlinedSizes:
-    """Syntax nodes counted as compile lowers them, each call of a def counting its body's (at
-    least as many as compile's ``size``: statements and type names count too)."""
-
-    def __init__(self, program):
-        self.program = program
-        self.defs: dict = {}        # (module, def) → its body's size, inlined
-        self.modules: dict = {}
-        self.module_defs: dict = {}
-        self.fields: dict = {}      # node type → the names of its fields that may hold nodes
-
-    def module(self, path: str) -> int:
-        if path not in self.modules:
-            skip = (ast.Def, ast.Profile, ast.Import, ast.PolicyDecl)
-            self.modules[path] = sum(self.of(d, path) for d in self.program.modules[path].decls
-                                     if not isinstance(d, skip))
-        return self.modules[path]
-
-    def of(self, node, path: str) -> int:
-        size, missing = self._count(node, path)
-        for key in missing:
-            self._def_size(key)
-        return size if not missing else self._count(node, path)[0]
-
-    def _count(self, node, path: str) -> tuple[int, list]:
-        """(the size, with the defs already sized; the defs called that are not sized yet)."""
-        total, missing, stack = 0, [], [node]
-        fields = self.fields
-        while stack:
-            x = stack.pop()
-            kind = type(x)
-            names = fields.get(kind)
-            if names is None:
-                names = fields[kind] = self._node_fields(kind)
-            if names is False:      # a string, a number: not a node
-                continue
-            total += 1
-            if kind is ast.Call:
-                key = self._def_of(x, path)
-                if key is not None:
-                    known = self.defs.get(key)
-                    if known is None:
-                        missing.append(key)
-                    else:
-                        total += known
-            for name in names:
-                v = getattr(x, name)
-                if type(v) is tuple:
-                    stack += v
-                else:
-                    stack.append(v)
-        return total, missing
-
-    @staticmethod
-    def _node_fields(kind: type):
-        """The fields of a syntax node that may hold nodes (False: not a node)."""
-        if not attrs.has(kind):
-            return False
-        plain = {"str", "'str | None'", "bool", "int", "Span"}
-        return tuple(f.name for f in attrs.fields(kind) if str(f.type) not in plain)
-
-    def _def_size(self, key) -> None:
-        """Size the def and every def it calls, callees first, by a depth-first search without
-        recursion (a def that calls itself, which check refuses, would count its own call once)."""
-        stack, seen = [(key, False)], set()
-        while stack:
-            k, callees_sized = stack.pop()
-            if k in self.defs:
-                continue
-            body = self._defs(k[0])[k[1]].body
-            if callees_sized:
-                self.defs[k] = self._count(body, k[0])[0]
-            elif k not in seen:
-                seen.add(k)
-                stack.append((k, True))
-                stack += [(m, False) for m in dict.fromkeys(self._count(body, k[0])[1]) if m not in seen]
-
-    def _def_of(self, e: ast.Call, path: str):
-        module_path, func = path, e.func
-        if "." in func:
-            alias, func = func.split(".", 1)
-            module_path = self.program.imports.get(path, {}).get(alias)
-        if module_path not in self.program.modules:
-            return None
-        return (module_path, func) if func in self._defs(module_path) else None
-
-    def _defs(self, path: str) -> dict:
-        if path not in self.module_defs:
-            self.module_defs[path] = {d.name: d for d in self.program.modules[path].of_type(ast.Def)}
-        return self.module_defs[path]
 
 
 def merge_defaults(default, given):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import NoReturn
 
 from . import cli
 from .diagnostics import InputError
@@ -84,5 +85,10 @@ def main(argv: "list[str] | None" = None) -> int:
     return cli.main(command)
 
 
+def console() -> NoReturn:
+    """The `kubectl-policylang` command (pyproject's entry point)."""
+    cli.exit_now(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

@@ -296,12 +296,6 @@ class FilterPlan:
     origin: Span = _origin()
 
 
-# The extension points a plugin may implement that change a decision (`policy P implements …`).
-EXTENSION_POINTS = ("filter", "score", "postFilter")
-# The normalisers a score names (`normalize max`); `normalize with EXPR` is the policy's own.
-NORMALIZERS = ("none", "max", "reverse", "minmax")
-
-
 @frozen
 class ScorePlan:
     name: str

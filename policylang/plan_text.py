@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import plan as P
-from .operators import PRECEDENCE
+from .vocabulary import PRECEDENCE
 from .builtins import to_string
 
 

@@ -273,7 +273,8 @@ def test_a_wrongly_typed_namespace_is_an_input_error(capsys, tmp_path, body, mes
 
 
 @pytest.mark.parametrize("toml, message", [
-    ("tool = 5", "[tool] must be a table, not an integer"),
+    ('tool = "policylang"', "[tool] must be a table, not a string"),
+    ("[tool.policylang.lint\n", "cannot read lint settings: "),
     ('[tool]\npolicylang = "x"', "[tool.policylang] must be a table, not a string"),
     ("[tool.policylang]\nlint = [1]", "[tool.policylang.lint] must be a table, not an array"),
     ("[tool.policylang.lint]\nselect = 5", "select: expected a list of rule codes"),
@@ -288,8 +289,10 @@ def test_wrongly_typed_pyproject_lint_settings_are_an_input_error(capsys, tmp_pa
     assert code == 2 and f"{tmp_path / 'pyproject.toml'}: {message}" in err, err
 
 
-def test_a_pyproject_without_policylang_settings_is_not_an_error(capsys, tmp_path):
-    (tmp_path / "pyproject.toml").write_text("[tool.other]\nx = 1\n")
+@pytest.mark.parametrize("toml", ["[tool.other]\nx = 1\n", "tool = 5\n", "[[broken\n"])
+def test_a_pyproject_without_policylang_settings_is_not_an_error(capsys, tmp_path, toml):
+    # Not lint's file to judge: a Python project's pyproject.toml, however it is written.
+    (tmp_path / "pyproject.toml").write_text(toml)
     (tmp_path / "p.sched").write_text(POLICY)
     code, out, err = run(capsys, "lint", tmp_path / "p.sched")
     assert code == 0 and "no problems found" in out, err

@@ -1,7 +1,5 @@
 """python -m policylang.cli"""
 
-import sys
+from . import console
 
-from . import main
-
-sys.exit(main())
+console()

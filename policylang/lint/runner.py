@@ -10,13 +10,12 @@ import attrs
 
 from .. import ast
 from ..check import check
-from ..compile import plan_size_error
+from ..plan_size import profiles_past_bound
 from ..diagnostics import InputError, PolicyError
 from ..inputs import read_source
 from ..parse import parse_file
 from ..program import load_program
 from ..source import Span
-from ..write import write_atomic
 from . import edits, suppress
 from .catalogue import all_rules, get
 from .context import WORKLOAD_KINDS, ConfigContext, ManifestContext, Options, SchedContext
@@ -118,7 +117,10 @@ def _load(path: str, text: str, loaded: dict):
             # read it): an unchanged file is not parsed again.
             program = load_program(path, text=text, parsed=parse_file(text, path))
             checked = check(program)
-            too_large = plan_size_error(checked)
+            too_large = None
+            if profiles_past_bound(checked):    # else nothing is compiled, nor the compiler imported
+                from ..compile import plan_size_error
+                too_large = plan_size_error(checked)
             loaded[path, text] = too_large if too_large is not None else (program, checked)
         except PolicyError as err:
             loaded[path, text] = err
@@ -187,6 +189,8 @@ def _fix(path, text, newline, rules, options, external, result: Result, loaded) 
             break
         text = candidate
     if text != original:
+        from ..write import write_atomic     # here: a lint that fixes nothing imports no tempfile
+
         try:
             write_atomic(path, text, newline)
         except InputError as err:
@@ -267,6 +271,8 @@ def _lint_yaml(path: str, explicit: bool, rules, options, result: Result, fix: b
             text = candidate
             findings = _yaml_findings(path, text, docs, rules, options)
         if text != original:
+            from ..write import write_atomic
+
             try:
                 write_atomic(path, text, newline)
             except InputError as err:

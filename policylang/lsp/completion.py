@@ -25,7 +25,7 @@ from ..grammar import keywords
 from ..infer import GLOBALS, SCOPE_TYPES
 from ..inputs import read_text
 from ..parse import parse
-from ..plan import NORMALIZERS
+from ..vocabulary import NORMALIZERS
 from ..program import confined, policy_roots, stdlib_dir
 from ..types import Type, fields_of, record_fields
 from .analysis import Analysis, analyse

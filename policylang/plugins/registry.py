@@ -15,7 +15,7 @@ from pathlib import Path
 from .. import ast, cache
 from ..frozen import frozen
 from ..parse import parse_file
-from ..plan import EXTENSION_POINTS
+from ..vocabulary import EXTENSION_POINTS
 from ..roots import snake_case, stdlib_dir
 
 # Upstream plugins with no .sched here, because they never change where a pod goes (gates, queue

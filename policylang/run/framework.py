@@ -17,7 +17,7 @@ import numpy as np
 from ..builtins import POLICY_ERRORS, error_text
 from ..cost import CostExceeded
 from ..frozen import frozen
-from ..plan import NORMALIZERS
+from ..vocabulary import NORMALIZERS
 from ..source import Span
 
 # ---- Status ------------------------------------------------------------------------------------
