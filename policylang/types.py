@@ -186,6 +186,8 @@ def model_schema() -> dict[str, dict[str, FieldInfo]]:
 def _schema_of_model() -> dict[str, dict[str, FieldInfo]]:
     from .cluster import model
 
+    model.load_all()
+
     def fields(cls) -> dict[str, FieldInfo]:
         hints = typing.get_type_hints(cls, vars(model))
         return {model.api_name(a.name): FieldInfo(_py_to_type(hints[a.name]), a.name) for a in attrs.fields(cls)}

@@ -411,6 +411,25 @@ def test_check_and_lint_of_a_policy_build_no_cluster_model(tmp_path):
         assert done.returncode == 0, (verb, done.stderr)
 
 
+def test_eval_of_a_cluster_without_volumes_or_devices_builds_none_of_their_classes(tmp_path):
+    # Half the model's classes are storage's and DRA's (cluster/model/__init__.py): built on first
+    # use, which a dump of nodes, pods and services never makes; a name of theirs still resolves.
+    import os
+
+    code = ("import sys; from policylang.cli import main; code = main(sys.argv[2:]); "
+            "built = {'policylang.cluster.model.storage', 'policylang.cluster.model.resource'} & set(sys.modules); "
+            "from policylang.cluster import model; "
+            "named = model.ResourceClaim.__name__ == 'ResourceClaim' and not hasattr(model, 'NoSuchKind'); "
+            "sys.exit(code if sys.argv[1] == 'fill' else 0 if named and not built and code == 1 else 5)")
+    env = {k: v for k, v in os.environ.items() if k != "POLICYLANG_NO_CACHE"}
+    env["POLICYLANG_CACHE_DIR"] = str(tmp_path / "cache")
+    for run in ("fill", "eval"):    # the first fills the cache (the record types are read off every class)
+        done = subprocess.run([sys.executable, "-c", code, run, "eval", "--cluster", str(EXAMPLES / "cluster.yaml"),
+                               "--pod", str(EXAMPLES / "pods")], cwd=ROOT, env=env, capture_output=True, text=True)
+        assert done.returncode == (1 if run == "fill" else 0) and "scheduled to" in done.stdout, \
+            (run, done.returncode, done.stderr)
+
+
 def test_lsp_without_pygls_is_an_input_error_naming_the_extra(capsys, monkeypatch):
     import importlib.util
     real = importlib.util.find_spec

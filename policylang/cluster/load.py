@@ -26,27 +26,29 @@ from .quantity import Quantity, QuantityError, parse_quantity
 if TYPE_CHECKING:
     from .state import ClusterState
 
-KINDS: dict[str, type] = {
-    "Node": model.Node,
-    "Pod": model.Pod,
-    "Namespace": model.Namespace,
-    "PriorityClass": model.PriorityClass,
-    "Service": model.Service,
-    "ReplicaSet": model.Workload,
-    "StatefulSet": model.Workload,
-    "ReplicationController": model.Workload,
-    "PodDisruptionBudget": model.PodDisruptionBudget,
-    "PersistentVolume": model.PersistentVolume,
-    "PersistentVolumeClaim": model.PersistentVolumeClaim,
-    "StorageClass": model.StorageClass,
-    "CSINode": model.CSINode,
-    "CSIDriver": model.CSIDriver,
-    "CSIStorageCapacity": model.CSIStorageCapacity,
-    "VolumeAttachment": model.VolumeAttachment,
-    "DeviceClass": model.DeviceClass,
-    "ResourceClaim": model.ResourceClaim,
-    "ResourceClaimTemplate": model.ResourceClaimTemplate,
-    "ResourceSlice": model.ResourceSlice,
+# Each kind the loader reads, and its class in cluster.model (by name: a dump without volumes or
+# devices builds none of their classes).
+KINDS: dict[str, str] = {
+    "Node": "Node",
+    "Pod": "Pod",
+    "Namespace": "Namespace",
+    "PriorityClass": "PriorityClass",
+    "Service": "Service",
+    "ReplicaSet": "Workload",
+    "StatefulSet": "Workload",
+    "ReplicationController": "Workload",
+    "PodDisruptionBudget": "PodDisruptionBudget",
+    "PersistentVolume": "PersistentVolume",
+    "PersistentVolumeClaim": "PersistentVolumeClaim",
+    "StorageClass": "StorageClass",
+    "CSINode": "CSINode",
+    "CSIDriver": "CSIDriver",
+    "CSIStorageCapacity": "CSIStorageCapacity",
+    "VolumeAttachment": "VolumeAttachment",
+    "DeviceClass": "DeviceClass",
+    "ResourceClaim": "ResourceClaim",
+    "ResourceClaimTemplate": "ResourceClaimTemplate",
+    "ResourceSlice": "ResourceSlice",
 }
 
 
@@ -102,7 +104,7 @@ def _make_converter(validate: bool) -> cattrs.Converter:
         renames = {a.name: override(rename=model.api_name(a.name)) for a in attrs.fields(cls)}
         fn = make_dict_structure_fn(cls, conv, **renames)
 
-        check = validation.CHECKS.get(cls) if validate else None
+        check = validation.CHECKS.get(cls.__name__) if validate else None
 
         def structure(value, _type):
             if not isinstance(value, dict):
@@ -266,7 +268,7 @@ def structure_object(raw: dict, file: str, index: int = 0, validate: bool = True
     Upstream's plugin tests build objects the API server would refuse (an invalid selector, to
     test what the plugin does with it): their tables load with ``validate=False``."""
     kind = raw["kind"]
-    cls = KINDS[kind]
+    cls = getattr(model, KINDS[kind])
     raw = {k: v for k, v in raw.items() if v is not None}
     if kind in _RESHAPED and not isinstance(raw.get("spec", {}), dict):
         # _prepare reshapes the spec, so its type is checked first (issue 29: a traceback before).
@@ -287,7 +289,7 @@ def problems(raw: dict) -> list[tuple[str | None, str]]:
     kind = raw["kind"]
     raw = _prepare(kind, {k: v for k, v in raw.items() if v is not None})
     try:
-        VALIDATING.structure(raw, KINDS[kind])
+        VALIDATING.structure(raw, getattr(model, KINDS[kind]))
     except (cattrs.BaseValidationError, ValueError, TypeError) as err:
         return [(None if path == "(object)" else path, str(e)) for path, e in _leaves(err)]
     return []
@@ -428,10 +430,17 @@ def _apply_defaults(obj):
         if meta is obj.metadata and spec is obj.spec:
             return obj
         return attrs.evolve(obj, metadata=meta, spec=spec)
-    if isinstance(obj, (model.Service, model.Workload, model.PodDisruptionBudget, model.PersistentVolumeClaim,
-                        model.CSIStorageCapacity, model.ResourceClaim, model.ResourceClaimTemplate)) and not obj.metadata.namespace:
+    kind = type(obj).__name__       # by name: a Node or a Service builds no storage or DRA class
+    if kind in _NAMESPACED and not obj.metadata.namespace:
         obj = attrs.evolve(obj, metadata=attrs.evolve(obj.metadata, namespace="default"))
-    return _storage_defaults(obj)
+    return _storage_defaults(obj) if kind in _STORAGE_DEFAULTED else obj
+
+
+# The model classes of namespaced kinds besides Pod (an object without a namespace is in
+# "default"), and of the storage kinds with defaults.
+_NAMESPACED = frozenset({"Service", "Workload", "PodDisruptionBudget", "PersistentVolumeClaim", "CSIStorageCapacity",
+                         "ResourceClaim", "ResourceClaimTemplate"})
+_STORAGE_DEFAULTED = frozenset({"PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSIDriver"})
 
 
 def _storage_defaults(obj):

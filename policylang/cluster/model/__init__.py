@@ -17,12 +17,34 @@ One module per family of kinds, each building on the ones before it:
 Callers import every kind from here (``from policylang.cluster.model import Pod``). The whole
 of each module is re-exported, the names its annotations use included (``Optional``,
 ``Quantity``, ``ResourceList``): ``types.py`` reads the classes and their type hints in this
-namespace (``vars(model)``).
+namespace (``vars(model)``, after ``load_all()``).
+
+storage.py and resource.py (61 classes, half the time the model takes to build) are imported
+on the first use of a name they define: a cluster without volumes or devices never uses one.
 """
+
+import importlib
 
 from .meta import *  # noqa: F401,F403
 from .nodes import *  # noqa: F401,F403
 from .pods import *  # noqa: F401,F403
 from .workloads import *  # noqa: F401,F403
-from .storage import *  # noqa: F401,F403
-from .resource import *  # noqa: F401,F403
+
+_ON_FIRST_USE = (".storage", ".resource")
+
+
+def load_all() -> None:
+    """Import the modules built on first use, their names joining this namespace."""
+    for name in _ON_FIRST_USE:
+        module = importlib.import_module(name, __name__)
+        globals().update({k: v for k, v in vars(module).items() if not k.startswith("_")})   # as `import *`
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    load_all()
+    try:
+        return globals()[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

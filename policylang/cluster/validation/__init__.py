@@ -9,7 +9,7 @@ policies) and a Service's selector; for resource.k8s.io/v1 (pkg/apis/resource/va
 validation.go), the names, limits and unions of claims, templates, classes and slices, and every
 CEL selector compiled as the API server compiles it.
 
-``CHECKS`` maps a model class to the checks of one of its objects: each check takes the typed
+``CHECKS`` maps a model class's name to the checks of one of its objects: each check takes the typed
 object (just decoded) and yields ``(path, body)``, the path relative to the object in the API's
 spelling (``operator``, ``values``, ``[1]``) and the field error's body (apierrors). The loader
 runs them in the same pass as decoding (load.py), so a bad field is refused as the API server
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from typing import Callable, Iterator
 
-from .. import model
 from .core import (Problem, claim_spec, container_port, label_selector, label_selector_requirement,
                    node_selector_requirement, object_meta, pod_affinity_term, pod_spec,
                    preferred_term, priority_class, resource_requirements, service_spec, storage_class, taint,
@@ -30,37 +29,37 @@ from .resource import (consumer_reference, device, device_attribute, device_clai
                        device_request, device_request_allocation_result, device_selector, device_sub_request,
                        exact_device_request, resource_claim, resource_slice_spec)
 
-CHECKS: dict[type, Callable[[object], Iterator[Problem]]] = {
-    model.ObjectMeta: object_meta,
-    model.Toleration: toleration,
-    model.Taint: taint,
-    model.NodeSelectorRequirement: node_selector_requirement,
-    model.LabelSelectorRequirement: label_selector_requirement,
-    model.LabelSelector: label_selector,
-    model.PreferredSchedulingTerm: preferred_term,
-    model.WeightedPodAffinityTerm: preferred_term,
-    model.PodAffinityTerm: pod_affinity_term,
-    model.TopologySpreadConstraint: topology_spread_constraint,
-    model.ContainerPort: container_port,
-    model.ResourceRequirements: resource_requirements,
-    model.PodSpec: pod_spec,
-    model.PersistentVolumeClaimSpec: claim_spec,
-    model.PersistentVolumeSpec: volume_spec,
-    model.StorageClass: storage_class,
-    model.ServiceSpec: service_spec,
-    model.PriorityClass: priority_class,
-    model.DeviceSelector: device_selector,
-    model.ExactDeviceRequest: exact_device_request,
-    model.DeviceSubRequest: device_sub_request,
-    model.DeviceRequest: device_request,
-    model.DeviceClaim: device_claim,
-    model.ResourceClaimConsumerReference: consumer_reference,
-    model.DeviceRequestAllocationResult: device_request_allocation_result,
-    model.ResourceClaim: resource_claim,
-    model.DeviceClassSpec: device_class_spec,
-    model.DeviceAttribute: device_attribute,
-    model.Device: device,
-    model.ResourceSliceSpec: resource_slice_spec,
+CHECKS: dict[str, Callable[[object], Iterator[Problem]]] = {
+    "ObjectMeta": object_meta,
+    "Toleration": toleration,
+    "Taint": taint,
+    "NodeSelectorRequirement": node_selector_requirement,
+    "LabelSelectorRequirement": label_selector_requirement,
+    "LabelSelector": label_selector,
+    "PreferredSchedulingTerm": preferred_term,
+    "WeightedPodAffinityTerm": preferred_term,
+    "PodAffinityTerm": pod_affinity_term,
+    "TopologySpreadConstraint": topology_spread_constraint,
+    "ContainerPort": container_port,
+    "ResourceRequirements": resource_requirements,
+    "PodSpec": pod_spec,
+    "PersistentVolumeClaimSpec": claim_spec,
+    "PersistentVolumeSpec": volume_spec,
+    "StorageClass": storage_class,
+    "ServiceSpec": service_spec,
+    "PriorityClass": priority_class,
+    "DeviceSelector": device_selector,
+    "ExactDeviceRequest": exact_device_request,
+    "DeviceSubRequest": device_sub_request,
+    "DeviceRequest": device_request,
+    "DeviceClaim": device_claim,
+    "ResourceClaimConsumerReference": consumer_reference,
+    "DeviceRequestAllocationResult": device_request_allocation_result,
+    "ResourceClaim": resource_claim,
+    "DeviceClassSpec": device_class_spec,
+    "DeviceAttribute": device_attribute,
+    "Device": device,
+    "ResourceSliceSpec": resource_slice_spec,
 }
 
 
@@ -73,7 +72,7 @@ class FieldProblem(ValueError):
 
 
 def first_problem(obj) -> FieldProblem | None:
-    check = CHECKS.get(type(obj))
+    check = CHECKS.get(type(obj).__name__)
     if check is None:
         return None
     for path, body in check(obj):
