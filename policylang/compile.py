@@ -14,7 +14,7 @@ from . import plan as P
 from .check import Checked
 from .diagnostics import Diagnostic, PolicyError
 from .infer import GLOBALS
-from .plan_size import MAX_PLAN_SIZE, profiles_past_bound
+from .plan_size import MAX_PLAN_SIZE
 from .plugins import registry
 from .target import DEFAULT as DEFAULT_TARGET, Target
 
@@ -312,10 +312,10 @@ class _Compiler:
             self.program.sources)
 
 
-def plan_size_error(checked: Checked) -> "PolicyError | None":
-    """The error compile_all would raise for a profile whose plan passes MAX_PLAN_SIZE (P081),
-    found by compiling only the profiles whose bound (plan_size.py) passes it."""
-    for path, profile in profiles_past_bound(checked):
+def plan_size_error(checked: Checked, profiles: list) -> "PolicyError | None":
+    """The error compile_all would raise (P081) for the first of ``profiles``, those whose bound
+    passes MAX_PLAN_SIZE (plan_size.profiles_past_bound), whose plan does pass it."""
+    for path, profile in profiles:
         try:
             _Compiler(checked).profile(path, profile)
         except PolicyError as err:

@@ -19,7 +19,7 @@ def profiles_past_bound(checked: Checked) -> list:
     """(path, profile) of each profile whose plan may pass MAX_PLAN_SIZE: a bound on its plan
     is counted from the syntax, every def's inlined size once (so linear however defs double),
     every plugin three times (a rule's `when` is lowered for its filter, its score and itself).
-    Only these can fail to compile with P081 (compile.plan_size_error finds the call)."""
+    Only these can fail to compile with P081 (compile.plan_size_error compiles them to find the call)."""
     sizes = _InlinedSizes(checked.program)
     return [(path, profile) for path, profile in checked.program.profiles()
             if sum(3 * sizes.module(checked.program.uses[use]) + sizes.of(use, path) for use in profile.uses)

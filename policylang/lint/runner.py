@@ -117,10 +117,10 @@ def _load(path: str, text: str, loaded: dict):
             # read it): an unchanged file is not parsed again.
             program = load_program(path, text=text, parsed=parse_file(text, path))
             checked = check(program)
-            too_large = None
-            if profiles_past_bound(checked):    # else nothing is compiled, nor the compiler imported
+            past, too_large = profiles_past_bound(checked), None
+            if past:        # else nothing is compiled, nor the compiler imported
                 from ..compile import plan_size_error
-                too_large = plan_size_error(checked)
+                too_large = plan_size_error(checked, past)
             loaded[path, text] = too_large if too_large is not None else (program, checked)
         except PolicyError as err:
             loaded[path, text] = err
