@@ -38,10 +38,6 @@ def selects(pdb: PodDisruptionBudget, pod: Pod) -> bool:
     return selector_matches(selector, pod.metadata.labels)
 
 
-def budgets_of(pod: Pod, pdbs: Iterable[PodDisruptionBudget]) -> list[PodDisruptionBudget]:
-    return [pdb for pdb in pdbs if selects(pdb, pod)]
-
-
 def healthy(pod: Pod) -> bool:
     """countHealthyPods: running on a node, not being deleted, and Ready. A pod the simulation
     binds counts as Ready (its containers are taken to start); a dump's pod whose Ready

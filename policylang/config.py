@@ -28,7 +28,7 @@ from .inputs import check_node_graph, read_text
 from .literal import to_literal
 from .plugins import registry
 from .source import Span
-from .yaml_source import Y
+from .yaml_source import YamlNode
 
 # The grammar's PROFILE_NAME: what a schedulerName may be to become `profile NAME`.
 _PROFILE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
@@ -198,10 +198,10 @@ def _compose(text: str, path: str) -> list:
     for node in nodes:
         if node is not None:
             check_node_graph(node, path)
-    return [Y(n, path) for n in nodes if n is not None]
+    return [YamlNode(n, path) for n in nodes if n is not None]
 
 
-def _kind(doc: Y):
+def _kind(doc: YamlNode):
     kind = doc.get("kind") if doc.is_map else None
     return kind.scalar if kind is not None else None
 
@@ -226,7 +226,7 @@ def _shift(node: yaml.Node, lines: int, columns: int) -> None:
             stack += n.value
 
 
-def _from_config_map(doc: Y, text: str, path: str) -> list[tuple[Y, str]]:
+def _from_config_map(doc: YamlNode, text: str, path: str) -> list[tuple[YamlNode, str]]:
     """The configurations held in a ConfigMap's data keys, with their marks in the file."""
     found = []
     data = doc.get("data")
@@ -268,11 +268,11 @@ def _flatten_marks(node: yaml.Node, span: Span) -> None:
             stack += n.value
 
 
-def find_configuration(path: str, text: str) -> tuple[Y, str | None]:
+def find_configuration(path: str, text: str) -> tuple[YamlNode, str | None]:
     """The one KubeSchedulerConfiguration in a file: a document of it, or a ConfigMap's data
     key holding it; a clear error when there is none or more than one."""
     docs = _compose(text, path)
-    found: list[tuple[Y, str | None]] = []
+    found: list[tuple[YamlNode, str | None]] = []
     for doc in docs:
         kind = _kind(doc)
         if kind == "KubeSchedulerConfiguration":
@@ -316,7 +316,8 @@ class ConfigProblem:
     hint: str | None = None  # the one close spelling of a misspelt field: a certain fix
 
 
-def check_configuration(doc: Y, path: str, obj: str | None = None) -> tuple[Configuration | None, list[ConfigProblem]]:
+def check_configuration(doc: YamlNode, path: str,
+                        obj: str | None = None) -> tuple[Configuration | None, list[ConfigProblem]]:
     """A configuration document checked as kube-scheduler v1.35 checks its --config: the
     apiVersion, then strict decoding, then validation (each stage only when the one before
     passed, as kube-scheduler stops at the first that fails)."""

@@ -22,7 +22,7 @@ import attrs
 
 from .frozen import frozen
 from .source import Span
-from .yaml_source import Y
+from .yaml_source import YamlNode
 
 
 @frozen
@@ -194,7 +194,7 @@ def _short(value) -> str:
     return text if len(text) <= 40 else text[:40] + "…"
 
 
-def decode(doc: Y) -> Decoded:
+def decode(doc: YamlNode) -> Decoded:
     out = Decoded(None, {}, [])
     arg_types = plugin_args()
     out.value = _decode(doc, CONFIGURATION, "", out, arg_types)
@@ -205,7 +205,7 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def _decode(y: Y, t, path: str, out: Decoded, arg_types: dict):
+def _decode(y: YamlNode, t, path: str, out: Decoded, arg_types: dict):
     if y.node.tag == "tag:yaml.org,2002:null":
         return None     # JSON null, or a key with no value: the field is absent
     out.spans[path] = y.value_span
@@ -255,7 +255,7 @@ def _zero(t):
     return {"string": "", "duration": "0s", "bool": False}.get(getattr(t, "name", ""), 0)
 
 
-def _plugin_args(y: Y, name, path: str, out: Decoded, arg_types: dict):
+def _plugin_args(y: YamlNode, name, path: str, out: Decoded, arg_types: dict):
     """decodeNestedObjects: args of an in-tree plugin are decoded strictly as its Args type; a
     plugin without an args type (out of tree, or taking none) keeps them as they are."""
     schema = arg_types.get(name) if isinstance(name, str) else None
@@ -268,7 +268,7 @@ def _plugin_args(y: Y, name, path: str, out: Decoded, arg_types: dict):
     return _decode(y, schema, path, out, arg_types)
 
 
-def _scalar(y: Y, t: Scalar, path: str, out: Decoded):
+def _scalar(y: YamlNode, t: Scalar, path: str, out: Decoded):
     value = y.scalar if not (y.is_map or y.is_seq) else y.value
 
     def wrong():

@@ -1,22 +1,8 @@
-"""Source text and the spans that point into it."""
+"""Spans: the regions of source files that diagnostics and syntax nodes point at."""
 
 from __future__ import annotations
 
-import attrs
-
 from .frozen import frozen
-
-
-@frozen
-class Source:
-    """A policy file's text, kept so diagnostics can quote the offending line."""
-
-    path: str
-    text: str = attrs.field(repr=False)
-
-    def line(self, number: int) -> str:
-        lines = self.text.splitlines()
-        return lines[number - 1] if 0 < number <= len(lines) else ""
 
 
 @frozen(order=True)

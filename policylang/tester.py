@@ -38,7 +38,7 @@ EXPECT_KEYS = {"selected", "feasible", "rejected", "scores", "message", "message
 
 
 @frozen
-class Outcome:
+class CaseOutcome:
     file: str
     name: str
     failures: tuple = ()       # of (what, expected, actual)
@@ -85,7 +85,7 @@ def discover(paths: list[str]) -> list[Path]:
     return out
 
 
-def run_file(path: Path, coverage: Coverage | None = None, target=None) -> list[Outcome]:
+def run_file(path: Path, coverage: Coverage | None = None, target=None) -> list[CaseOutcome]:
     """The file's tests, decided as ``target`` (--kubernetes-version, --feature-gates), or as the
     file's own ``kubernetes: {version, featureGates}`` when it names one."""
     from .cluster.validation.core import admitted_as
@@ -111,7 +111,7 @@ def run_file(path: Path, coverage: Coverage | None = None, target=None) -> list[
         return _run_tests(doc, exe, base, path, coverage)
 
 
-def _run_tests(doc: dict, exe, base: Path, path: Path, coverage) -> list[Outcome]:
+def _run_tests(doc: dict, exe, base: Path, path: Path, coverage) -> list[CaseOutcome]:
     import time
 
     state = _cluster(doc.get("cluster"), base, path)
@@ -129,7 +129,7 @@ def _run_tests(doc: dict, exe, base: Path, path: Path, coverage) -> list[Outcome
         decision = schedule(exe, state, pod)
         if coverage is not None:
             coverage.add_decision(decision)
-        outcomes.append(Outcome(str(path), case.get("name", where), tuple(_compare(case["expect"], decision)),
+        outcomes.append(CaseOutcome(str(path), case.get("name", where), tuple(_compare(case["expect"], decision)),
                                 time.perf_counter() - started))
     return outcomes
 
@@ -263,7 +263,7 @@ def _compare(expect: dict, d: Decision):
         yield ("message_contains", expect["message_contains"], d.message)
 
 
-def junit(outcomes: list[Outcome]) -> str:
+def junit(outcomes: list[CaseOutcome]) -> str:
     from xml.sax.saxutils import escape as _escape, quoteattr as _quoteattr
 
     def escape(text: str) -> str:

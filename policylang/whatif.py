@@ -160,7 +160,7 @@ class BudgetReport:
 
 
 @frozen
-class Outcome:
+class WhatIfOutcome:
     events: tuple[EventResult, ...]
     pending: tuple[Placement, ...]  # pods left pending at the end (their last decision)
     lost: tuple[Move, ...]
@@ -176,7 +176,7 @@ class Outcome:
 ProfileFor = Callable[[Pod], object]
 
 
-def whatif(profile_for: ProfileFor, state: ClusterState, events: list[Event], preemption: bool = True) -> Outcome:
+def whatif(profile_for: ProfileFor, state: ClusterState, events: list[Event], preemption: bool = True) -> WhatIfOutcome:
     before = utilisation(state)
     budgets_before = {budgets.key(p): budgets.budget(p, state) for p in state.pdbs}
     run = _Run(profile_for, state, preemption)
@@ -192,7 +192,7 @@ def whatif(profile_for: ProfileFor, state: ClusterState, events: list[Event], pr
                                  tuple(blocking.get(budgets.key(p), ())))
                     for p in state.pdbs)
     lost = tuple(m for r in results for m in r.moves if m.fate == "lost")
-    return Outcome(tuple(results), tuple(run.pending.values()), lost, reports, before, utilisation(state), state,
+    return WhatIfOutcome(tuple(results), tuple(run.pending.values()), lost, reports, before, utilisation(state), state,
                    _explain(profile_for, state, [p.pod for p in run.pending.values()][:MAX_EXPLAINED]))
 
 

@@ -1,4 +1,4 @@
-"""whatif's Outcome → text for people and JSON for machines (schema policylang/whatif/v1,
+"""A WhatIfOutcome → text for people and JSON for machines (schema policylang/whatif/v1,
 policylang/schemas/whatif.v1.json)."""
 
 from __future__ import annotations
@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 
 from .report import Style, _cores, _gib, _printable
-from .whatif import Outcome
+from .whatif import WhatIfOutcome
 
 WHATIF_SCHEMA = "policylang/whatif/v1"
 
 
-def verdict(outcome: Outcome) -> list[str]:
+def verdict(outcome: WhatIfOutcome) -> list[str]:
     """What stops the answer from being "yes": pods left pending, bare pods lost, evictions
     blocked, budgets broken. Empty: every pod that had to move found a place."""
     out = []
@@ -39,7 +39,7 @@ def _explained(e) -> dict:
             "suggestions": [{"change": s.change, "schedules_on": s.result} for s in e.suggestions]}
 
 
-def whatif_json(outcome: Outcome) -> str:
+def whatif_json(outcome: WhatIfOutcome) -> str:
     doc = {
         "schema": WHATIF_SCHEMA,
         "ok": not verdict(outcome),
@@ -85,7 +85,7 @@ def _note(m) -> str:
     return f"{m.fate}: {m.message}"
 
 
-def whatif_text(outcome: Outcome, style: Style) -> str:
+def whatif_text(outcome: WhatIfOutcome, style: Style) -> str:
     problems = verdict(outcome)
     answer = ("Yes: every pod that had to move found a place, and no PodDisruptionBudget is violated."
               if not problems else "No: " + ", ".join(problems) + ".")

@@ -13,7 +13,7 @@ from .inputs import check_node_graph, yaml_error
 from .source import Span
 
 
-class Y:
+class YamlNode:
     """A YAML node with its path and file: mappings are looked up by key, sequences by
     index; ``value`` is the plain Python value (as ``yaml.safe_load`` would give)."""
 
@@ -38,30 +38,30 @@ class Y:
         """The value of a scalar node, else None."""
         return self.value if isinstance(self.node, yaml.ScalarNode) else None
 
-    def get(self, key: str) -> "Y | None":
+    def get(self, key: str) -> "YamlNode | None":
         if not self.is_map:
             return None
         for k, v in self.node.value:
             if isinstance(k, yaml.ScalarNode) and k.value == key:
-                return Y(v, self.path, k)
+                return YamlNode(v, self.path, k)
         return None
 
-    def at(self, *keys: str) -> "Y | None":
-        node: Y | None = self
+    def at(self, *keys: str) -> "YamlNode | None":
+        node: YamlNode | None = self
         for key in keys:
             node = node.get(key) if node is not None else None
         return node
 
-    def items(self) -> Iterator[tuple[str, "Y"]]:
+    def items(self) -> Iterator[tuple[str, "YamlNode"]]:
         if self.is_map:
             for k, v in self.node.value:
                 if isinstance(k, yaml.ScalarNode):
-                    yield k.value, Y(v, self.path, k)
+                    yield k.value, YamlNode(v, self.path, k)
 
-    def __iter__(self) -> Iterator["Y"]:
+    def __iter__(self) -> Iterator["YamlNode"]:
         if self.is_seq:
             for item in self.node.value:
-                yield Y(item, self.path)
+                yield YamlNode(item, self.path)
 
     def __bool__(self) -> bool:  # a node is there even when it is an empty mapping or sequence
         return True
@@ -87,7 +87,7 @@ def _span(path: str, node: yaml.Node) -> Span:
     return Span(path, start.line + 1, start.column + 1, end.line + 1, max(end.column, start.column + 1) + 1)
 
 
-def documents(path: str, text: str) -> list[Y]:
+def documents(path: str, text: str) -> list[YamlNode]:
     """Every document of a (multi-document) YAML file, as mapping nodes; `kind: List`
     documents are opened into their items, as kubectl prints them."""
     try:
@@ -101,11 +101,11 @@ def documents(path: str, text: str) -> list[Y]:
                 SafeConstructor().construct_document(node)
             except (yaml.YAMLError, ValueError) as err:  # e.g. an integer of more than 4,300 digits
                 raise InputError(f"invalid YAML: {str(err)[:120]}", path=path) from None
-    out: list[Y] = []
+    out: list[YamlNode] = []
     for node in nodes:
         if node is None:
             continue
-        doc = Y(node, path)
+        doc = YamlNode(node, path)
         if doc.is_map and _kind(doc) == "List" and doc.get("items") is not None:
             out += [item for item in doc.get("items") if item.is_map]
         elif doc.is_map:
@@ -113,6 +113,6 @@ def documents(path: str, text: str) -> list[Y]:
     return out
 
 
-def _kind(doc: Y) -> str | None:
+def _kind(doc: YamlNode) -> str | None:
     kind = doc.get("kind")
     return kind.scalar if kind is not None else None

@@ -107,9 +107,6 @@ class Quantity:
         """``Value()``: whole units, rounded up."""
         return -((-self.nanos) // NANO)
 
-    def is_zero(self) -> bool:
-        return self.nanos == 0
-
     def __str__(self) -> str:
         return format_quantity(self)
 

@@ -13,7 +13,7 @@ from ..check import Checked
 from ..program import Program
 
 if TYPE_CHECKING:   # annotations only: linting .sched files reads no YAML
-    from ..yaml_source import Y
+    from ..yaml_source import YamlNode
 
 WORKLOAD_KINDS = ("Pod", "Deployment", "StatefulSet", "Job", "CronJob", "DaemonSet", "ReplicaSet")
 
@@ -54,7 +54,7 @@ class SchedContext:
 class ConfigContext:
     path: str
     text: str
-    doc: Y
+    doc: YamlNode
     options: Options
     # The configuration is YAML text held in a ConfigMap's data key: its spans were moved to the
     # file's lines, but its offsets are the embedded text's, so no fix edits it.
@@ -65,12 +65,12 @@ class ConfigContext:
 class ManifestContext:
     path: str
     text: str
-    obj: Y
+    obj: YamlNode
     kind: str
     options: Options
 
     @property
-    def template(self) -> Y | None:
+    def template(self) -> YamlNode | None:
         """The pod template (or the Pod itself)."""
         if self.kind == "Pod":
             return self.obj
@@ -79,7 +79,7 @@ class ManifestContext:
         return self.obj.at("spec", "template")
 
     @property
-    def pod_spec(self) -> Y | None:
+    def pod_spec(self) -> YamlNode | None:
         t = self.template
         spec = t.get("spec") if t is not None else None
         return spec if spec is not None and spec.is_map else None
@@ -92,7 +92,7 @@ class ManifestContext:
         return value if isinstance(value, dict) else {}
 
     @property
-    def replicas(self) -> tuple[int, Y | None] | None:
+    def replicas(self) -> tuple[int, YamlNode | None] | None:
         """How many pods of this template run at once, and the field that says so."""
         if self.kind in ("Deployment", "StatefulSet", "ReplicaSet"):
             field = self.obj.at("spec", "replicas")
@@ -118,6 +118,6 @@ class ManifestContext:
         if seq is not None and seq.is_seq:
             yield from (t for t in seq if t.is_map)
 
-    def affinity(self, *keys: str) -> Y | None:
+    def affinity(self, *keys: str) -> YamlNode | None:
         spec = self.pod_spec
         return spec.at("affinity", *keys) if spec is not None else None

@@ -50,17 +50,3 @@ def _inside(nodes: list, line: int, column: int) -> list:
         if span is not None and contains(span, line, column):
             return [node, *_inside(_parts(node), line, column)]
     return []
-
-
-def word_at(text: str, line: int, column: int) -> tuple[str, int, int]:
-    """The identifier at (line, column) and its 1-based start and end columns ('' when none)."""
-    lines = text.splitlines()
-    if not 0 < line <= len(lines):
-        return "", column, column
-    s = lines[line - 1]
-    start = end = min(column - 1, len(s))
-    while start > 0 and (s[start - 1].isalnum() or s[start - 1] == "_"):
-        start -= 1
-    while end < len(s) and (s[end].isalnum() or s[end] == "_"):
-        end += 1
-    return s[start:end], start + 1, end + 1

@@ -69,12 +69,3 @@ class FieldProblem(ValueError):
     def __init__(self, path: str, body: str):
         super().__init__(body)
         self.path = path
-
-
-def first_problem(obj) -> FieldProblem | None:
-    check = CHECKS.get(type(obj).__name__)
-    if check is None:
-        return None
-    for path, body in check(obj):
-        return FieldProblem(path, body)
-    return None

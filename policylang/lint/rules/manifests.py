@@ -189,7 +189,7 @@ _COVERED = ("tolerations[", ".maxSkew", ".weight")
 def _invalid_pod_field(ctx):
     from ...cluster.load import problems
     from ...cluster.locate import node_at
-    from ...yaml_source import Y
+    from ...yaml_source import YamlNode
     template = ctx.template
     raw = template.value if template is not None and template.is_map else None
     if not isinstance(raw, dict):
@@ -200,5 +200,5 @@ def _invalid_pod_field(ctx):
         # The other rules judge those fields' values, not their types.
         if field is None or (any(c in field for c in _COVERED) and not message.startswith("expected")):
             continue
-        where = Y(node_at(template.node, field), ctx.path)
+        where = YamlNode(node_at(template.node, field), ctx.path)
         yield INVALID_POD_FIELD.finding(f"{field}: {message}", where.value_span)
