@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import base64
 import json
+from typing import TYPE_CHECKING
 
 from .cluster.dump import CONVERTER
 from .cluster.state import ClusterState
 from .extender import BadRequest, decode_pod
 from .run.executable import Executable
+
+if TYPE_CHECKING:
+    from .engine import Engine
 
 REVIEW_API = "admission.k8s.io/v1"
 
@@ -45,15 +49,13 @@ def rule_patch(raw_pod: dict, before, after) -> list:
 
 
 class Admission:
-    def __init__(self, executables: dict):
-        """``executables``: each profile's whole plan (rules may live in any of its policies)."""
-        self.executables = executables
+    def __init__(self, engine: "Engine"):
+        """``engine``: its profiles' whole plans (rules may live in any of their policies), and
+        which profile a pod is for (none: another scheduler's pod, left alone)."""
+        self.engine = engine
 
     def _exe(self, pod) -> "Executable | None":
-        name = pod.spec.scheduler_name
-        if name not in self.executables and len(self.executables) == 1:
-            return next(iter(self.executables.values()))
-        return self.executables.get(name)
+        return self.engine.executable(pod)
 
     def review(self, state: ClusterState, body) -> tuple[dict, int]:
         """The AdmissionReview response, and how many patch operations it carries."""

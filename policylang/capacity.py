@@ -40,15 +40,18 @@ def copies(unit: list[Pod], n: int) -> list[Pod]:
     return out
 
 
-def _fresh(state: ClusterState, added: list[Node] = ()) -> ClusterState:
-    objects = state.objects()
-    nodes = [o for o in objects if isinstance(o, Node)]
-    return ClusterState.build(nodes + list(added) + [o for o in objects if not isinstance(o, Node)])
-
-
-def _trial(profile_for: ProfileFor, state: ClusterState, pods: list[Pod], added=()) -> tuple[list[Placement], ClusterState]:
-    trial = _fresh(state, added)
-    return simulate(profile_for, trial, pods, preemption=False), trial
+def _trial(profile_for: ProfileFor, state: ClusterState, pods: list[Pod], added=(),
+           until=None) -> tuple[list[Placement], dict]:
+    """The placements of simulating the pods, and the utilisation they leave; the state is left as
+    it was. Nodes added make a state of their own; without, the pods are placed in a savepoint
+    and taken back (cluster/journal.py)."""
+    if added:
+        objects = state.objects()
+        nodes = [o for o in objects if isinstance(o, Node)]
+        state = ClusterState.build(nodes + list(added) + [o for o in objects if not isinstance(o, Node)])
+    with state.trial():
+        placements = simulate(profile_for, state, pods, preemption=False, until=until)
+        return placements, utilisation(state)
 
 
 def _largest(fits: Callable[[int], bool], limit: int) -> int:
@@ -93,7 +96,7 @@ def headroom(profile_for: ProfileFor, state: ClusterState, unit: list[Pod], limi
     for p in placements:
         by_node[p.node] = by_node.get(p.node, 0) + 1
     return Headroom(tuple(unit), n, dict(sorted(by_node.items())), stopped, n >= limit, utilisation(state),
-                    utilisation(after), tuple(placements))
+                    after, tuple(placements))
 
 
 def _in_input_order(state: ClusterState, unit: list[Pod]) -> bool:
@@ -105,16 +108,15 @@ def _in_input_order(state: ClusterState, unit: list[Pod]) -> bool:
 def _one_pass(profile_for, state, unit, limit):
     """One simulation of up to ``limit`` copies, stopped at the first pod that does not fit: the
     copies before it fit, as simulate would place them."""
-    trial = _fresh(state)
-    placements = simulate(profile_for, trial, copies(unit, limit), preemption=False, until=lambda p: not p.node)
+    placements, after = _trial(profile_for, state, copies(unit, limit), until=lambda p: not p.node)
     failed = next((i for i, p in enumerate(placements) if not p.node), None)
     if failed is None:
-        return limit, placements, None, trial
+        return limit, placements, None, after
     n = failed // len(unit)
-    if n * len(unit) < failed:          # a copy partly placed: the state of the whole copies only
-        kept, trial = _trial(profile_for, state, copies(unit, n))
-        return n, kept, placements[failed], trial
-    return n, placements[:failed], placements[failed], trial
+    if n * len(unit) < failed:          # a copy partly placed: the placements of the whole copies only
+        kept, after = _trial(profile_for, state, copies(unit, n))
+        return n, kept, placements[failed], after
+    return n, placements[:failed], placements[failed], after
 
 
 def _bisect(profile_for, state, unit, limit):
@@ -175,7 +177,7 @@ def nodes_needed(profile_for: ProfileFor, state: ClusterState, pods: list[Pod], 
         count = min(count, most)
     placements, after = _trial(profile_for, state, pods, template_nodes(template, state, count))
     return NodesNeeded(template, None if never else count, never, most, tuple(placements),
-                       utilisation(state), utilisation(after))
+                       utilisation(state), after)
 
 
 # ---- writers ---------------------------------------------------------------------------------

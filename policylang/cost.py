@@ -80,11 +80,14 @@ class DeadlinePassed(CostExceeded):
 SLICE = 10_000
 
 
-class _Budget:
+class Budget:
+    """The steps a pod may take and an evaluation may take, and what is left of each. An Engine
+    owns one; the one in force is BUDGET's contents (``using``)."""
     __slots__ = ("limit", "left", "banked", "start", "total_limit", "total_left", "deadline", "seconds")
 
-    def __init__(self, limit: int, total_limit: int):
-        self.limit, self.total_limit = limit, total_limit
+    def __init__(self, limit: "int | None" = None, total_limit: "int | None" = None):
+        self.limit = DEFAULT_MAX_COST if limit is None else limit
+        self.total_limit = max(DEFAULT_MAX_TOTAL_COST, self.limit) if total_limit is None else total_limit
         self.deadline = None    # time.monotonic() by which the work must be done, if any
         self.seconds = 0.0
         self.reset()
@@ -107,7 +110,34 @@ class _Budget:
         return CostExceeded(self.total_limit, whole=True) if self.start < self.limit else CostExceeded(self.limit)
 
 
-BUDGET = _Budget(DEFAULT_MAX_COST, DEFAULT_MAX_TOTAL_COST)
+# The budget in force. The executors' hot paths read and charge this one object (a lookup of a
+# module global and a slot), so an owner's budget is put in force by exchanging contents with it.
+BUDGET = Budget()
+_IN_FORCE: list = []     # the budgets put in force by ``using``, innermost last
+
+
+def _exchange(a: Budget, b: Budget) -> None:
+    for slot in Budget.__slots__:
+        va, vb = getattr(a, slot), getattr(b, slot)
+        setattr(a, slot, vb)
+        setattr(b, slot, va)
+
+
+@contextlib.contextmanager
+def using(budget: Budget):
+    """Run what is inside with ``budget`` in force, and keep what it spent in it (an Engine's
+    budget spans its life: every pod it decides draws on the same total). Re-entrant: a verb
+    that calls another stays on the same budget."""
+    if _IN_FORCE and _IN_FORCE[-1] is budget:
+        yield
+        return
+    _exchange(BUDGET, budget)
+    _IN_FORCE.append(budget)
+    try:
+        yield
+    finally:
+        _IN_FORCE.pop()
+        _exchange(BUDGET, budget)
 
 
 def charge(steps: int) -> None:
@@ -133,11 +163,6 @@ def start_pod() -> None:
     b = BUDGET
     b.total_left -= b.start - (b.left + b.banked)
     b.give(min(b.limit, b.total_left))
-
-
-def start_evaluation() -> None:
-    """A new evaluation (one request of `policylang serve`) starts with both budgets whole."""
-    BUDGET.reset()
 
 
 def spent() -> int:

@@ -95,3 +95,34 @@ class Decision:
     @property
     def feasible(self) -> tuple:
         return tuple(n.name for n in self.nodes if n.feasible)
+
+    @property
+    def pod_key(self) -> str:
+        return f"{self.pod_namespace}/{self.pod_name}"
+
+    def to_json(self) -> dict:
+        """One result of `eval -o json` (schema policylang/eval/v1)."""
+        nodes = [{
+            "name": n.name,
+            "feasible": n.feasible,
+            "failure": None if n.failure is None else {
+                "plugin": n.failure.plugin, "code": n.failure.code, "reasons": list(n.failure.reasons)},
+            "scores": None if n.scores is None else {
+                plugin: {"raw": s.raw, "normalized": s.normalized, "weight": s.weight, "weighted": s.weighted}
+                for plugin, s in n.scores.items()},
+            "total": n.total,
+            "evaluated": n.evaluated,
+        } for n in self.nodes]
+        out = {
+            "pod": {"namespace": self.pod_namespace, "name": self.pod_name},
+            "profile": self.profile,
+            "selected": self.selected,
+            "feasible": sorted(self.feasible),
+            "fit_error": self.fit_error,
+            "message": self.message,
+            "nodes": nodes,
+        }
+        if self.nominated_node is not None:
+            out["nominated_node"] = self.nominated_node
+            out["victims"] = [{"namespace": v.namespace, "name": v.name} for v in self.victims]
+        return out

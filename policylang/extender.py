@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter, OrderedDict
 import json
 import weakref
+from typing import Callable
 
 import attrs
 import numpy as np
@@ -106,7 +107,7 @@ def _decode_node(raw, i: int) -> Node:
 
 
 @frozen
-class Outcome:
+class VerbOutcome:
     """What a verb answered (``body``, as Go encodes it) and what it decided, for metrics and the log."""
     body: object
     pod: str
@@ -117,19 +118,20 @@ class Outcome:
     timed_out: bool = False     # the error is the request's deadline
 
 class Extender:
-    """The team part of each profile, compiled once, by profile name."""
+    """The team part of each of the engine's profiles, compiled once, by profile name."""
 
-    def __init__(self, plans: dict, executor: str = "vector"):
+    def __init__(self, plans: dict, profile_for: "Callable[[Pod], str | None]", executor: str = "vector"):
+        """``profile_for``: the profile a pod is for (Engine.profile_for; None: another
+        scheduler's pod, which every verb passes through untouched)."""
         self.plans = plans
+        self.profile_for = profile_for
         self.team = {name: Executable(team_plan(plan), executor) for name, plan in plans.items()}
         self.weights = {name: extender_weight(plan) for name, plan in plans.items()}
         self._pods: OrderedDict = OrderedDict()
 
     def _exe(self, pod: Pod) -> "tuple[str, Executable | None]":
-        name = pod.spec.scheduler_name
-        if name not in self.team and len(self.team) == 1:
-            name = next(iter(self.team))
-        return name, self.team.get(name)
+        name = self.profile_for(pod)
+        return (name, self.team[name]) if name is not None else ("", None)
 
     @staticmethod
     def _nodes(state: ClusterState, args: dict) -> "Candidates":
@@ -170,7 +172,7 @@ class Extender:
         pod = self._pod(args["Pod"])
         return (pod, self._nodes(state, args), *self._exe(pod))
 
-    def filter(self, state: ClusterState, body) -> Outcome:
+    def filter(self, state: ClusterState, body) -> VerbOutcome:
         pod, cands, profile, exe = self._request(state, body)
         failed = dict.fromkeys(cands.unknown, NOT_IN_STATE)
         unresolvable: dict = {}
@@ -201,9 +203,9 @@ class Extender:
             result = {"Nodes": {"metadata": {}, "items": items}, "NodeNames": None}
         result.update(FailedNodes=failed, FailedAndUnresolvableNodes=unresolvable, Error=error)
         rejections = Counter(status.plugin or "?" for status in rejected.values())
-        return Outcome(result, pod.key, profile, dict(rejections), int(passed.sum()), error, timed_out)
+        return VerbOutcome(result, pod.key, profile, dict(rejections), int(passed.sum()), error, timed_out)
 
-    def prioritize(self, state: ClusterState, body) -> Outcome:
+    def prioritize(self, state: ClusterState, body) -> VerbOutcome:
         pod, cands, profile, exe = self._request(state, body)
         totals = None
         if exe is not None and exe.plan.score_plugins and cands.nodes:
@@ -218,9 +220,9 @@ class Extender:
             body_out = Encoded(_index(state).host_priorities(cands.positions, scores))
         else:
             body_out = [{"Host": h, "Score": s} for h, s in zip(cands.names, scores.tolist())]
-        return Outcome(body_out, pod.key, profile)
+        return VerbOutcome(body_out, pod.key, profile)
 
-    def preempt(self, state: ClusterState, body) -> Outcome:
+    def preempt(self, state: ClusterState, body) -> VerbOutcome:
         """Keep the candidates where the pod passes the team filters once their victims are gone
         (the victims themselves unchanged); drop the others."""
         args = _args(body, "ExtenderPreemptionArgs")
@@ -250,7 +252,10 @@ class Extender:
                 continue
             if exe is not None and exe.plan.filter_plugins:
                 try:
-                    status = filter_nodes(exe, state.without(victims), pod, [node], [node_name]).get(0)
+                    with state.trial():
+                        for victim in victims:
+                            state.drop_pod(victim.key)
+                        status = filter_nodes(exe, state, pod, [node], [node_name]).get(0)
                 except (PlanRuntimeError, CostExceeded) as err:
                     # ExtenderPreemptionResult has no error field: the HTTP error tells kube-scheduler.
                     raise PlanFailed.of(err, pod) from None
@@ -258,7 +263,7 @@ class Extender:
                     rejections[status.plugin or "?"] += 1
                     continue
             kept[node_name] = meta
-        return Outcome({"NodeNameToMetaVictims": kept}, pod.key, profile, dict(rejections), len(kept))
+        return VerbOutcome({"NodeNameToMetaVictims": kept}, pod.key, profile, dict(rejections), len(kept))
 
 
 class PlanFailed(Exception):

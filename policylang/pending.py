@@ -52,21 +52,54 @@ class Held:
     def key(self) -> str:
         return self.pod.key
 
+    @property
+    def pod_key(self) -> str:
+        return self.pod.key
+
+    def to_json(self) -> dict:
+        """One result of `eval -o json`, in a decision's shape."""
+        out: dict = {
+            "pod": {"namespace": self.pod.namespace, "name": self.pod.name},
+            "profile": None,
+            "selected": None,
+            "feasible": [],
+            "fit_error": None,
+            "message": None,
+            "nodes": [],
+        }
+        if self.bound_to:
+            out["bound_to"] = self.bound_to
+        if self.phase:
+            out["phase"] = self.phase
+        if self.other_scheduler:
+            out["left_to_scheduler"] = self.other_scheduler
+        if self.gates:
+            out["message"] = GATED_MESSAGE
+            out["gated"] = {"gates": list(self.gates),
+                            "condition": {"type": "PodScheduled", "status": "False", "reason": GATED_REASON,
+                                          "message": GATED_MESSAGE}}
+            if self.ungated is not None:
+                d = self.ungated.decision
+                out["gated"]["without_gates"] = {"selected": d.selected, "message": d.message}
+        return out
+
 
 @frozen
-class Target:
+class PodToDecide:
+    """A pod to answer for, and whether it is one of the state's own (``from_dump``: then a
+    bound or finished pod is reported as such, not scheduled again)."""
     pod: Pod
     from_dump: bool
 
 
 def targets(pod_args: Optional[list[str]], namespace: str, state: ClusterState, clusters: list[str],
-            replicas: Optional[int] = None) -> list[Target]:
+            replicas: Optional[int] = None) -> list[PodToDecide]:
     """The pods to answer for: every pending pod of the dump without --pod; otherwise each --pod,
     a file or directory (or - for standard input) when one exists there, its pods and the pods its
     workloads would make (``expand_into``), else NAMESPACE/NAME (or NAME in ``namespace``) picked
     out of the dump."""
     if not pod_args:
-        found = [Target(p, True) for p in state.pods if is_pending(p)]
+        found = [PodToDecide(p, True) for p in state.pods if is_pending(p)]
         if not found:
             raise InputError("no pending pod in the dump (unbound, not Succeeded or Failed, not being deleted); "
                              "give --pod FILE or --pod NAMESPACE/NAME", path=", ".join(clusters))
@@ -74,9 +107,9 @@ def targets(pod_args: Optional[list[str]], namespace: str, state: ClusterState, 
     out = []
     for arg in pod_args:
         if arg == "-" or os.path.exists(arg) or arg.endswith((".yaml", ".yml", ".json")):
-            out += [Target(p, False) for p in expand_into(state, [arg], replicas)]
+            out += [PodToDecide(p, False) for p in expand_into(state, [arg], replicas)]
         else:
-            out.append(Target(_by_name(arg, namespace, state, clusters), True))
+            out.append(PodToDecide(_by_name(arg, namespace, state, clusters), True))
     return out
 
 
@@ -105,7 +138,7 @@ def _by_name(arg: str, namespace: str, state: ClusterState, clusters: list[str])
     raise InputError(f"no pod {key} in the dump (and no such file){hint}", path=", ".join(clusters))
 
 
-def held(target: Target, as_pending: bool) -> "Held | Pod":
+def held(target: PodToDecide, as_pending: bool) -> "Held | Pod":
     """The Held report for a pod not to be scheduled, else the pod to schedule (a bound pod of
     the dump taken off its node when ``as_pending``)."""
     pod = target.pod

@@ -13,62 +13,13 @@ EVAL_SCHEMA = "policylang/eval/v1"
 # ---- JSON ------------------------------------------------------------------------
 
 def decision_json(d: Decision) -> dict:
-    nodes = []
-    for n in d.nodes:
-        nodes.append({
-            "name": n.name,
-            "feasible": n.feasible,
-            "failure": None if n.failure is None else {
-                "plugin": n.failure.plugin, "code": n.failure.code, "reasons": list(n.failure.reasons)},
-            "scores": None if n.scores is None else {
-                plugin: {"raw": s.raw, "normalized": s.normalized, "weight": s.weight, "weighted": s.weighted}
-                for plugin, s in n.scores.items()},
-            "total": n.total,
-            "evaluated": n.evaluated,
-        })
-    out = {
-        "pod": {"namespace": d.pod_namespace, "name": d.pod_name},
-        "profile": d.profile,
-        "selected": d.selected,
-        "feasible": sorted(d.feasible),
-        "fit_error": d.fit_error,
-        "message": d.message,
-        "nodes": nodes,
-    }
-    if d.nominated_node is not None:
-        out["nominated_node"] = d.nominated_node
-        out["victims"] = [{"namespace": v.namespace, "name": v.name} for v in d.victims]
-    return out
+    """One result of eval's document (Decision.to_json)."""
+    return d.to_json()
 
 
 def held_json(h) -> dict:
-    """A pod not scheduled (already bound, finished, gated), in a decision's shape."""
-    from .pending import GATED_MESSAGE, GATED_REASON
-
-    out = {
-        "pod": {"namespace": h.pod.namespace, "name": h.pod.name},
-        "profile": None,
-        "selected": None,
-        "feasible": [],
-        "fit_error": None,
-        "message": None,
-        "nodes": [],
-    }
-    if h.bound_to:
-        out["bound_to"] = h.bound_to
-    if h.phase:
-        out["phase"] = h.phase
-    if h.other_scheduler:
-        out["left_to_scheduler"] = h.other_scheduler
-    if h.gates:
-        out["message"] = GATED_MESSAGE
-        out["gated"] = {"gates": list(h.gates),
-                        "condition": {"type": "PodScheduled", "status": "False", "reason": GATED_REASON,
-                                      "message": GATED_MESSAGE}}
-        if h.ungated is not None:
-            d = h.ungated.decision
-            out["gated"]["without_gates"] = {"selected": d.selected, "message": d.message}
-    return out
+    """A pod not scheduled, in a decision's shape (Held.to_json)."""
+    return h.to_json()
 
 
 def _is_held(r) -> bool:

@@ -26,7 +26,7 @@ import orjson
 
 from .cost import CostExceeded, deadline
 from .diagnostics import InputError, PolicyError
-from .extender import BadRequest, Encoded, Extender, Outcome, PlanFailed
+from .extender import BadRequest, Encoded, Extender, VerbOutcome, PlanFailed
 from .frozen import frozen
 from .run.framework import PlanRuntimeError
 from .run.vector import NodeCache
@@ -80,31 +80,31 @@ class Policy:
 
     @classmethod
     def load(cls, options: Options) -> "Policy":
-        from . import check, compile_all, load_program, stdlib_dir
+        """The options' profiles, compiled through the cache, and an Engine of them that decides
+        which profile a pod is for as every other front end does."""
         from .admission import Admission
-        from .run.executable import Executable
+        from .cluster.state import ClusterState
+        from .engine import Engine
 
-        if options.config is not None:
-            from .config import config_source
-            program = load_program(f"{options.config}.sched", text=config_source(options.config))
-            files = (options.config,)
-        elif options.profile is not None and (options.profile.endswith(".sched") or Path(options.profile).is_file()):
-            program = load_program(options.profile)
-            files = tuple(p for p in program.sources if not p.startswith("<"))
-        else:
-            program = load_program(stdlib_dir() / "default.sched")
-            files = ()
-        plans = compile_all(check(program), options.target)
-        if options.profile is not None and options.config is None and not files:
-            if options.profile not in plans:
-                raise InputError(f"no profile named '{options.profile}' (the stdlib has: {', '.join(sorted(plans))})")
-            plans = {options.profile: plans[options.profile]}
-        executables = {name: Executable(plan, options.executor) for name, plan in plans.items()}
-        return cls(", ".join(plans), plans, Extender(plans, options.executor), Admission(executables),
-                   _signature(files))
+        engine = Engine(state=ClusterState(), profile=options.profile, config=options.config, target=options.target,
+                        executor=options.executor)
+        return cls(", ".join(engine.plans), engine.plans, Extender(engine.plans, engine.profile_for, options.executor),
+                   Admission(engine), _signature(_policy_files(options)))
 
     def changed(self) -> bool:
         return _signature(p for p, _, _ in self.files) != self.files
+
+
+def _policy_files(options: Options) -> tuple:
+    """The files a change to which reloads the policy: the configuration, or the profile's file and
+    every file it imports and uses (the stdlib's own profiles do not change while serving)."""
+    if options.config is not None:
+        return (options.config,)
+    profile = options.profile
+    if profile is not None and (profile.endswith(".sched") or Path(profile).is_file()):
+        from .program import load_program
+        return tuple(p for p in load_program(profile).sources if not p.startswith("<"))
+    return ()
 
 
 class StateSource:
@@ -232,7 +232,7 @@ class Server:
             self.metrics.state_reloads.labels("refused").inc()
             _log(self.log, event="state_reload_refused", error=str(err))
 
-    def answer(self, verb: str, body) -> tuple[object, Optional[Outcome], int]:
+    def answer(self, verb: str, body) -> tuple[object, Optional[VerbOutcome], int]:
         """The verb's JSON answer, its outcome (for the decision log), and how many patch ops.
         The policy's work runs with the step budget (--max-cost) and the deadline
         (--request-timeout) of one pod's cycle."""

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import attrs
 
-from . import load_plans
+from .profiles import load_plans
 from .cluster.load import load_cluster, load_objects, structure_object
 from .cluster.state import ClusterState
 from .decision import Decision

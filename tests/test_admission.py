@@ -11,11 +11,10 @@ from hypothesis import given, settings, strategies as st
 import jsonpatch
 import pytest
 
-from policylang import check, compile_all, load_program
 from policylang.admission import Admission
 from policylang.cluster.state import ClusterState
+from policylang.engine import Engine
 from policylang.extender import BadRequest
-from policylang.run.executable import Executable
 from strategies import pods, structure
 
 RULES = """policy Rules
@@ -38,12 +37,11 @@ PROFILE = "profile ruled {\n    use NodeName\n    use PodTopologySpread weight 2
 
 
 @pytest.fixture(scope="module")
-def executable(tmp_path_factory):
+def engine(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("rules")
     (tmp / "rules.sched").write_text(RULES)
     (tmp / "profile.sched").write_text(PROFILE)
-    plans = compile_all(check(load_program(tmp / "profile.sched")))
-    return Executable(plans["ruled"])
+    return Engine(state=ClusterState(), profile=str(tmp / "profile.sched"), executor="vector")
 
 
 def _review(obj: dict) -> dict:
@@ -54,21 +52,21 @@ def _review(obj: dict) -> dict:
 
 @settings(max_examples=60, deadline=None)
 @given(raw=pods(), tier=st.sampled_from(["batch", "web", None]))
-def test_the_patch_applied_is_the_rules_mutation(executable, raw, tier):
+def test_the_patch_applied_is_the_rules_mutation(engine, raw, tier):
     raw = copy.deepcopy(raw)
     raw["spec"]["schedulerName"] = "ruled"
     if tier is not None:
         raw["metadata"]["labels"]["tier"] = tier
     state = ClusterState()
-    review, ops = Admission({"ruled": executable}).review(state, _review(raw))
+    review, ops = Admission(engine).review(state, _review(raw))
     response = review["response"]
     patched = raw
     if ops:
         assert response["patchType"] == "JSONPatch"
         patched = jsonpatch.apply_patch(raw, json.loads(base64.b64decode(response["patch"])))
-    assert structure(patched) == executable.apply_rules(state, structure(raw))
+    assert structure(patched) == engine.executable(structure(raw)).apply_rules(state, structure(raw))
 
 
-def test_a_review_that_is_not_one_is_a_bad_request(executable):
+def test_a_review_that_is_not_one_is_a_bad_request(engine):
     with pytest.raises(BadRequest, match="AdmissionReview"):
-        Admission({"ruled": executable}).review(ClusterState(), {"kind": "Pod"})
+        Admission(engine).review(ClusterState(), {"kind": "Pod"})

@@ -143,7 +143,7 @@ def _crash(*_args, **_kwargs):
 
 def test_an_internal_error_exits_3_in_one_line_without_a_traceback(capsys, monkeypatch):
     monkeypatch.delenv("POLICYLANG_TRACEBACK", raising=False)
-    monkeypatch.setattr("policylang.cli.common.load_cluster", _crash)
+    monkeypatch.setattr("policylang.cluster.load.load_cluster", _crash)
     code, out, err = run(capsys, "eval", "--cluster", EXAMPLES / "cluster.yaml", "--pod", EXAMPLES / "pods")
     assert code == 3
     assert err.strip().splitlines() == [
@@ -154,7 +154,7 @@ def test_an_internal_error_exits_3_in_one_line_without_a_traceback(capsys, monke
 
 def test_policylang_traceback_shows_the_traceback_of_an_internal_error(capsys, monkeypatch):
     monkeypatch.setenv("POLICYLANG_TRACEBACK", "1")
-    monkeypatch.setattr("policylang.cli.common.load_cluster", _crash)
+    monkeypatch.setattr("policylang.cluster.load.load_cluster", _crash)
     code, _, err = run(capsys, "eval", "--cluster", EXAMPLES / "cluster.yaml", "--pod", EXAMPLES / "pods")
     assert code == 3
     assert "Traceback (most recent call last)" in err and "_crash" in err
@@ -164,7 +164,7 @@ def test_policylang_traceback_shows_the_traceback_of_an_internal_error(capsys, m
 def test_ctrl_c_exits_130_without_a_traceback(capsys, monkeypatch):
     def interrupt(*_args, **_kwargs):
         raise KeyboardInterrupt
-    monkeypatch.setattr("policylang.cli.common.load_cluster", interrupt)
+    monkeypatch.setattr("policylang.cluster.load.load_cluster", interrupt)
     code, _, err = run(capsys, "eval", "--cluster", EXAMPLES / "cluster.yaml", "--pod", EXAMPLES / "pods")
     assert code == 130
     assert err.strip() == "interrupted" and "Traceback" not in err

@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from .. import load_plans
+from ..profiles import load_plans
 from ..diagnostics import InputError, PolicyError
 from ..inputs import read_source
 from .common import target_arguments, target_of
@@ -166,7 +166,7 @@ def cmd_test(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from .. import check_file
+    from ..profiles import check_file
 
     failed = False
     for path in sched_files(args.paths):

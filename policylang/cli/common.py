@@ -5,18 +5,14 @@ they write."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
 
-from typing import TYPE_CHECKING
-
 from ..cost import DEFAULT_MAX_COST, DEFAULT_MAX_TOTAL_COST
 from ..diagnostics import InputError
 from ..inputs import DEFAULT_MAX_INPUT_SIZE
-
-if TYPE_CHECKING:
-    from ..cluster.model import Pod
 
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
@@ -107,27 +103,40 @@ def live(args) -> bool:
                 or getattr(args, "in_cluster", False))
 
 
-def cluster_state(args, narrow: "str | None" = None):
-    """The state to decide in, what to call it in messages, and the namespace a bare pod name is
-    in: from --cluster's dumps, or from a live cluster (``narrow``: the only namespace whose
-    pending pods are read)."""
-    if args.cluster and live(args):
-        raise InputError("give --cluster or a live cluster (--kubeconfig, --context, --in-cluster), not both")
-    if args.cluster:
-        return load_cluster(args.cluster), args.cluster, "default"
-    if not live(args):
-        raise InputError("give --cluster PATH, or read a live cluster with --kubeconfig PATH, --context NAME "
-                         "or --in-cluster")
-    from ..cluster.live import ClusterSource, load_live
+def engine_for(args, narrow: "str | None" = None):
+    """The Engine of a verb's options: its profiles (--profile, --config), its version and gates,
+    its state (--cluster's dumps, or a live cluster; ``narrow``: the only namespace whose pending
+    pods a live read takes) and its budgets."""
+    from ..engine import Engine
 
-    progress = _read_progress if sys.stderr.isatty() else None
+    with _reading(args) as progress:
+        return Engine(args.cluster, profile=getattr(args, "profile", None), config=getattr(args, "config", None),
+                      kubernetes_version=getattr(args, "kubernetes_version", None),
+                      feature_gates=getattr(args, "feature_gates", None), kubeconfig=getattr(args, "kubeconfig", None),
+                      context=getattr(args, "context", None), in_cluster=getattr(args, "in_cluster", False),
+                      namespace=getattr(args, "namespace", None), executor=getattr(args, "executor", "auto"),
+                      max_cost=getattr(args, "max_cost", None), max_total_cost=getattr(args, "max_total_cost", None),
+                      only_namespace=narrow, progress=progress)
+
+
+def state_of(args, narrow: "str | None" = None):
+    """The cluster state alone (snapshot): --cluster's dumps, or a live cluster."""
+    from ..engine import read_state
+
+    with _reading(args) as progress:
+        return read_state(args.cluster, kubeconfig=args.kubeconfig, context=args.context, in_cluster=args.in_cluster,
+                          only_namespace=narrow, progress=progress)[0]
+
+
+@contextlib.contextmanager
+def _reading(args):
+    """A progress line while a live cluster is read, on a terminal; wiped when it is read."""
+    progress = _read_progress if sys.stderr.isatty() and live(args) else None
     try:
-        state, namespace, read = load_live(ClusterSource(args.kubeconfig, args.context or None, args.in_cluster),
-                                           namespace=narrow, progress=progress)
+        yield progress
     finally:
         if progress:
             print("\r\x1b[K", end="", file=sys.stderr, flush=True)
-    return state, [read.host], namespace
 
 
 def _read_progress(kind: str, number: int, total: int, count: int) -> None:
@@ -184,39 +193,10 @@ def byte_size(text: str) -> int:
     return int(number) * unit
 
 
-def state_for(state, pod):
-    """pending.state_for, imported on first call (pending imports the cluster state, numpy)."""
-    from ..pending import state_for as of
-    return of(state, pod)
-
-
-def claims_made(state, pod):
-    """The pod once the resourceclaim controller has made the claims of its templates (into the
-    state), as it does before kube-scheduler sees the pod (cluster/resourceclaims.py)."""
-    if not pod.spec.resource_claims:
-        return pod
-    from ..cluster.resourceclaims import instantiate
-    return instantiate(state, pod)
-
-
-def load_cluster(paths: list[str]):
-    """cluster.load's load_cluster, imported on first call: cattrs and numpy are for the
-    commands that read a cluster, not for `fmt` or `check`."""
-    from ..cluster.load import load_cluster as load
-    return load(paths)
-
-
 def load_objects(path: str, kinds: list[str]):
     """cluster.load's load_objects, imported on first call (as load_cluster)."""
     from ..cluster.load import load_objects as load
     return load(path, kinds)
-
-
-def pods_in(paths: list[str], state, replicas: int | None = None) -> list[Pod]:
-    """The pods in ``paths`` and those their workloads would make, whose controllers join the state."""
-    from ..pending import expand_into
-
-    return expand_into(state, paths, replicas)
 
 
 def check_report_target(args) -> None:
@@ -243,21 +223,6 @@ def check_state_target(out: str, clusters: list[str]) -> None:
         if real == target or (real.is_dir() and real in target.parents):
             raise InputError("refusing to write the state over a --cluster input: it would drop every object and "
                              "field the simulation does not model; write it to another file", path=out)
-
-
-def profile_chooser(plans: dict, every_pod: bool, executor: str = "vector", state=None, pods: int = 1):
-    """Which profile schedules a pod: the only one, when ``every_pod`` and there is just one;
-    otherwise the one named by the pod's spec.schedulerName (or None). ``executor`` may be "auto",
-    chosen by the size of the run (``pods`` pods over ``state``'s nodes)."""
-    from ..run.schedule import Executable, auto_executor
-
-    if executor == "auto":
-        executor = auto_executor(len(state.nodes), pods)
-    executables = {name: Executable(plan, executor) for name, plan in plans.items()}
-    if every_pod and len(executables) == 1:
-        only = next(iter(executables.values()))
-        return lambda pod: only
-    return lambda pod: executables.get(pod.spec.scheduler_name)
 
 
 def progress_bar(done: int, total: int) -> None:

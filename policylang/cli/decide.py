@@ -8,13 +8,11 @@ import random
 import sys
 from pathlib import Path
 
-from .. import load_plans
 from ..cost import CostExceeded
 from ..diagnostics import InputError
-from .common import (check_report_target, check_state_target, claims_made, cluster_arguments, cluster_state,
-                     executor_argument, load_cluster, narrowed, percentage, pod_arguments, pods_in, profile_chooser,
-                     progress_bar, replicas_argument, report_argument, state_for, target_arguments, target_of,
-                     timeout_argument, write_report)
+from .common import (check_report_target, check_state_target, cluster_arguments, engine_for, executor_argument,
+                     narrowed, percentage, pod_arguments, progress_bar, replicas_argument, report_argument,
+                     target_arguments, timeout_argument, write_report)
 from .common import EXIT_INTERRUPTED, TimedOut
 
 
@@ -92,58 +90,24 @@ def register(sub) -> None:
         target_arguments(verb)
 
 
-def _pods_to_decide(args):
-    """What eval and explain read: the version decided for, the profiles' plans, the cluster
-    state, the pods named (--pod) and which profile's Executable decides each."""
-    from ..pending import targets
-
-    if args.config and args.profile:
-        raise InputError("give --profile or --config, not both")
-    k8s = target_of(args)
-    plans = load_plans(args.profile, args.config, target=k8s)
-    state, where, namespace = cluster_state(args, narrowed(args))
-    found = targets(args.pod, args.namespace or namespace, state, where, args.replicas)
-    profile_for = profile_chooser(plans, every_pod=bool(args.profile), executor=args.executor, state=state,
-                                  pods=len(found))
-    return k8s, plans, state, found, profile_for
-
-
 def cmd_eval(args) -> int:
-    from ..pending import Held, held
-    from ..report import Style, eval_json, eval_text
-    from ..run.schedule import Sampling, collector_paused, schedule
+    from ..report import Style, eval_text
+    from ..run.schedule import collector_paused
 
-    k8s, plans, state, found, profile_for = _pods_to_decide(args)
-    rng = random.Random(args.seed) if args.tie_break == "random" else None
-    results = []
+    engine = engine_for(args, narrowed(args))
+    found = engine.pods(args.pod, replicas=args.replicas)
+    # One generator of ties for the whole run: the seed gives the run its draws, not each pod.
+    rng_seed = random.Random(args.seed) if args.tie_break == "random" else None
     with collector_paused():
-        for target in found:
-            pod = _unless_held(held(target, args.as_pending), profile_for, plans)
-            if isinstance(pod, Held):
-                results.append(pod)
-                continue
-            exe = profile_for(pod)
-            pod = claims_made(state, pod)
-            sampling = (Sampling(args.percentage_of_nodes_to_score)
-                        if args.percentage_of_nodes_to_score is not None else None)
-            results.append(schedule(exe, state_for(state, pod), pod, rng=rng, preemption=not args.no_preemption,
-                                    sampling=sampling))
+        results = [engine.evaluate(target, preemption=not args.no_preemption, as_pending=args.as_pending,
+                                   percentage_of_nodes_to_score=args.percentage_of_nodes_to_score, seed=rng_seed,
+                                   pods=len(found)) for target in found]
     if args.output == "json":
-        print(eval_json(results, k8s))
+        print(engine.results_json(results))
     else:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         print(eval_text(results, Style(color)))
     return 0 if all(_placed(r) for r in results) else 1
-
-
-def _unless_held(pod, profile_for, plans: dict):
-    """The pod to schedule, or why it is not scheduled: ``held``'s reasons, or a schedulerName no
-    profile has (kube-scheduler leaves such a pod to that scheduler; every verb does the same)."""
-    from ..pending import Held
-
-    if isinstance(pod, Held) or profile_for(pod) is not None:
-        return pod
-    return Held(pod, other_scheduler=pod.spec.scheduler_name, profiles=tuple(sorted(plans)))
 
 
 def _placed(result) -> bool:
@@ -157,39 +121,30 @@ def _placed(result) -> bool:
 
 
 def cmd_explain(args) -> int:
-    import attrs
-
-    from ..explain import FIX_TRIES, explain
-    from ..pending import Held, held, ungated
+    from ..explain import FIX_TRIES
     from ..report import Style, explain_json, explain_text
 
-    k8s, plans, state, found, profile_for = _pods_to_decide(args)
-    options = {"preemption": not args.no_preemption, "infrastructure": args.suggest_infrastructure,
-               "fix_tries": None if args.every else FIX_TRIES}
+    engine = engine_for(args, narrowed(args))
+    found = engine.pods(args.pod, replicas=args.replicas)
     progress = progress_bar if sys.stderr.isatty() and args.output == "text" and len(found) > 5 else None
     explanations = []
     for done, target in enumerate(found, 1):
-        pod = _unless_held(held(target, args.as_pending), profile_for, plans)
-        if isinstance(pod, Held) and pod.gates and profile_for(ungated(pod.pod)) is not None:
-            # What removing the gates would do.
-            free = ungated(pod.pod)
-            pod = attrs.evolve(pod, ungated=explain(profile_for(free), state_for(state, free), free, **options))
-        if isinstance(pod, Held):
-            explanations.append(pod)
-        else:
-            pod = claims_made(state, pod)
-            explanations.append(explain(profile_for(pod), state_for(state, pod), pod, **options))
+        explanations.append(engine.explain(target, preemption=not args.no_preemption,
+                                           infrastructure=args.suggest_infrastructure,
+                                           fix_tries=None if args.every else FIX_TRIES, as_pending=args.as_pending,
+                                           pods=len(found)))
         if progress:
             progress(done, len(found))
     if progress:
         print(file=sys.stderr)
     if args.output == "json":
-        print(explain_json(explanations, k8s))
+        print(explain_json(explanations, engine.target))
     elif args.output == "yaml":
         import json
 
         import yaml
-        print(yaml.safe_dump(json.loads(explain_json(explanations, k8s)), sort_keys=False, width=120), end="")
+        print(yaml.safe_dump(json.loads(explain_json(explanations, engine.target)), sort_keys=False, width=120),
+              end="")
     else:
         print(explain_text(explanations, Style(sys.stdout.isatty() and not os.environ.get("NO_COLOR")),
                            every=args.every))
@@ -199,21 +154,13 @@ def cmd_explain(args) -> int:
 def cmd_simulate(args) -> int:
     from ..cluster.dump import write_state
     from ..report import Style, simulate_json, simulate_text, utilisation
-    from ..simulate import simulate
 
-    if args.config and args.profile:
-        raise InputError("give --profile or --config, not both")
     if args.write_state:
         check_state_target(args.write_state, args.cluster or [])
     check_report_target(args)
-    k8s = target_of(args)
-    plans = load_plans(args.profile, args.config, target=k8s)
-    # Like kube-scheduler, a pod whose schedulerName has no profile is left alone, unless one
-    # profile was named explicitly.
-    state, _, _ = cluster_state(args)
-    pods = pods_in(args.pods, state, args.replicas)
-    profile_for = profile_chooser(plans, every_pod=bool(args.profile), executor=args.executor, state=state,
-                                  pods=len(pods))
+    engine = engine_for(args)
+    state = engine.state
+    pods = [p.pod for p in engine.pods(args.pods, replicas=args.replicas)]
     rng = random.Random(args.seed) if args.tie_break == "random" else None
     before = utilisation(state) if args.report else None
     interactive = sys.stderr.isatty() and args.output == "text"
@@ -221,8 +168,8 @@ def cmd_simulate(args) -> int:
     placements = []
     interrupted = False
     try:
-        placements = simulate(profile_for, state, pods, preemption=not args.no_preemption, rng=rng,
-                              progress=progress, into=placements, percentage=args.percentage_of_nodes_to_score)
+        engine.simulate(pods, preemption=not args.no_preemption, seed=rng, progress=progress, into=placements,
+                        percentage_of_nodes_to_score=args.percentage_of_nodes_to_score)
     except (KeyboardInterrupt, TimedOut, CostExceeded) as err:
         interrupted = EXIT_INTERRUPTED if isinstance(err, KeyboardInterrupt) else 2
         why = "\ninterrupted" if isinstance(err, KeyboardInterrupt) else f"error: {err}"
@@ -233,7 +180,7 @@ def cmd_simulate(args) -> int:
     if args.write_state and not interrupted:
         write_state(state, args.write_state)
     if args.output == "json":
-        print(simulate_json(placements, state, k8s))
+        print(simulate_json(placements, state, engine.target))
     else:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         print(simulate_text(placements, state, Style(color)))
@@ -249,28 +196,25 @@ def cmd_simulate(args) -> int:
 
 def cmd_diff(args) -> int:
     from ..config import is_configuration
-    from ..diff import changes, diff_json, diff_text
     from ..report import simulate_summary, utilisation
-    from ..simulate import simulate
+    from ..diff import changes, diff_json, diff_text
 
     if len(args.sides) != 2:
         raise InputError("name the two sides to compare: --policy and --config, twice in all (before, then after)")
     check_report_target(args)
-    from ..cluster.state import ClusterState
-
-    live = None if args.cluster else cluster_state(args)[0]   # read once: both runs start from it
     runs = []
+    live_objects = None     # a live cluster is read once: both sides start from what it read
     for how, policy in args.sides:
         # A KubeSchedulerConfiguration is known by what it holds (YAML or JSON, alone, among other
         # documents or in a ConfigMap), not by its file name.
         is_config = how == "config" or (not policy.endswith(".sched") and Path(policy).is_file()
                                         and is_configuration(policy))
-        plans = load_plans(None if is_config else policy, policy if is_config else None, target=target_of(args))
-        state = load_cluster(args.cluster) if live is None else ClusterState.build(live.objects())
-        pods = pods_in(args.pods, state, args.replicas)
-        placements = simulate(profile_chooser(plans, every_pod=not is_config), state, pods,
-                              preemption=not args.no_preemption)
-        runs.append((placements, state))
+        args.profile, args.config = (None, policy) if is_config else (policy, None)
+        engine = engine_for(args) if live_objects is None else _on(live_objects, args)
+        if not args.cluster and live_objects is None:
+            live_objects = engine.state.objects()
+        pods = [p.pod for p in engine.pods(args.pods, replicas=args.replicas)]
+        runs.append((engine.simulate(pods, preemption=not args.no_preemption), engine.state))
     (a, state_a), (b, state_b) = runs
     (_, before), (_, after) = args.sides
     found = changes(a, b)
@@ -286,3 +230,12 @@ def cmd_diff(args) -> int:
     write_report(args, page)
     return 0
 
+
+
+def _on(objects: list, args):
+    """An engine of this side's profiles over a state built from these objects."""
+    from ..cluster.state import ClusterState
+    from ..engine import Engine
+
+    return Engine(state=ClusterState.build(objects), profile=args.profile, config=args.config,
+                  kubernetes_version=args.kubernetes_version, feature_gates=args.feature_gates)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 import sys
 
-from .. import load_plans
+from ..profiles import load_plans
 from ..diagnostics import InputError
-from .common import (byte_size, check_state_target, cluster_arguments, cluster_state, live, seconds, target_arguments,
+from .common import (byte_size, check_state_target, cluster_arguments, live, seconds, state_of, target_arguments,
                      target_of)
 
 
@@ -85,7 +85,7 @@ def cmd_snapshot(args) -> int:
     to_stdout = args.out == "-"
     if not to_stdout:
         check_state_target(args.out, args.cluster or [])
-    state, _, _ = cluster_state(args, args.namespace)
+    state = state_of(args, args.namespace)
     doc = dump_state(state)
     if args.redact:
         from ..cluster.redact import redact

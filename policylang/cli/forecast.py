@@ -7,10 +7,8 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from .. import load_plans
 from ..diagnostics import InputError
-from .common import (check_report_target, load_cluster, load_objects, pods_in, profile_chooser, report_argument,
-                     target_arguments, target_of, write_report)
+from .common import check_report_target, engine_for, load_objects, report_argument, target_arguments, write_report
 
 if TYPE_CHECKING:
     from ..cluster.model import Pod
@@ -55,16 +53,12 @@ def register(sub) -> None:
 
 def cmd_whatif(args) -> int:
     from ..report import Style
-    from ..whatif import parse_event, whatif
+    from ..whatif import parse_event
     from ..whatif_report import verdict, whatif_json, whatif_text
 
-    if args.config and args.profile:
-        raise InputError("give --profile or --config, not both")
     events = [parse_event(e) for e in args.event]
     check_report_target(args)
-    plans = load_plans(args.profile, args.config, target=target_of(args))
-    profile_for = profile_chooser(plans, every_pod=bool(args.profile) or not args.config)
-    outcome = whatif(profile_for, load_cluster(args.cluster), events, preemption=not args.no_preemption)
+    outcome = engine_for(args).whatif(events, preemption=not args.no_preemption)
     if args.output == "json":
         print(whatif_json(outcome))
     else:
@@ -100,50 +94,36 @@ def _workload_units(specs: list[str], state) -> list[Pod]:
 def cmd_capacity(args) -> int:
     import json
 
-    if args.config and args.profile:
-        raise InputError("give --profile or --config, not both")
     if args.max is not None and not 0 < args.max <= 100_000:
         raise InputError("--max must be 1 to 100000")
     if args.pods and not args.node_template:
         raise InputError("--pods goes with --node-template")
     check_report_target(args)
-    state = load_cluster(args.cluster)
-    # The inputs are read (and refused) before the profile is compiled, which takes longer.
-    ask = _nodes_question(args, state) if args.node_template else _headroom_question(args, state)
-    plans = load_plans(args.profile, args.config, target=target_of(args))
-    text, doc, page, code = ask(profile_chooser(plans, every_pod=bool(args.profile) or not args.config))
+    engine = engine_for(args)
+    ask = _nodes_question if args.node_template else _headroom_question
+    text, doc, page, code = ask(args, engine)
     print(json.dumps(doc, indent=2) if args.output == "json" else text)
     write_report(args, page)
     return code
 
 
-def _nodes_question(args, state):
+def _nodes_question(args, engine):
     """capacity --node-template: the fewest such nodes for the batch (--pods, or the dump's pending pods)."""
-    from ..capacity import nodes_needed, nodes_needed_json, nodes_needed_text
+    from ..capacity import nodes_needed_json, nodes_needed_text
     from ..html_report import nodes_needed_page
-    from ..pending import is_pending
 
     found = load_objects(args.node_template, kinds=["Node"])
     if len(found) != 1:
         raise InputError(f"expected one Node, found {len(found)}", path=args.node_template)
-    if args.pods:
-        pods = pods_in(args.pods, state, args.replicas)
-    else:
-        pods = [p for p in state.pods if is_pending(p)]
-        if not pods:
-            raise InputError("no pending pod in the dump; give --pods", path=", ".join(args.cluster))
-        state = state.without(pods)
-
-    def ask(profile_for):
-        result = nodes_needed(profile_for, state, pods, found[0], limit=args.max or 100)
-        return (nodes_needed_text(result), nodes_needed_json(result), lambda: nodes_needed_page(result),
-                0 if result.count is not None else 1)
-    return ask
+    pods = [p.pod for p in engine.pods(args.pods, replicas=args.replicas)] if args.pods else None
+    result = engine.nodes_needed(found[0], pods, limit=args.max or 100)
+    return (nodes_needed_text(result), nodes_needed_json(result), lambda: nodes_needed_page(result),
+            0 if result.count is not None else 1)
 
 
-def _headroom_question(args, state):
+def _headroom_question(args, engine):
     """capacity --pod / --workload: how many more copies fit."""
-    from ..capacity import DEFAULT_LIMIT, headroom, headroom_json, headroom_text
+    from ..capacity import headroom_json, headroom_text
     from ..html_report import headroom_page
 
     if args.pod:
@@ -151,12 +131,8 @@ def _headroom_question(args, state):
         if len(unit) != 1:
             raise InputError(f"expected one Pod as the template, found {len(unit)}", path=args.pod)
     else:
-        unit = _workload_units(args.workload, state)
-
-    def ask(profile_for):
-        result = headroom(profile_for, state, unit, limit=args.max or DEFAULT_LIMIT)
-        nodes = list(state.nodes)
-        return (headroom_text(result, nodes), headroom_json(result, nodes), lambda: headroom_page(result),
-                0 if result.fits else 1)
-    return ask
-
+        unit = _workload_units(args.workload, engine.state)
+    result = engine.capacity(unit, limit=args.max)
+    nodes = list(engine.state.nodes)
+    return (headroom_text(result, nodes), headroom_json(result, nodes), lambda: headroom_page(result),
+            0 if result.fits else 1)

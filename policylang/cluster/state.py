@@ -9,6 +9,7 @@ here too, each handing over to its index.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections import OrderedDict
 from typing import Iterable
@@ -18,6 +19,7 @@ import numpy as np
 
 from . import model
 from .indexes import INDEXES
+from .journal import Journal
 from .indexes.placed_terms import PLACED_TERM_KINDS  # noqa: F401  (the kinds placed_terms takes)
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
@@ -66,6 +68,7 @@ class ClusterState:
         self._node_positions: dict[int, int] | None = None
         self._list_positions: OrderedDict = OrderedDict()
         self.cache: dict = {}   # what executors keep per state, by name
+        self._journals: list[Journal] = []    # the open savepoints, innermost last (journal.py)
         self._make_indexes()
 
     def _make_indexes(self) -> None:
@@ -160,7 +163,8 @@ class ClusterState:
 
     def add_workloads(self, workloads) -> None:
         """The controllers of pods about to be placed (workload manifests expanded into pods)."""
-        self.workloads.extend(workloads)
+        self._note_objects()
+        self.workloads = [*self.workloads, *workloads]
         self.__dict__.pop("_workloads_by_key", None)
 
     @functools.cached_property
@@ -226,9 +230,57 @@ class ClusterState:
         keys = {p.key for p in removed}
         return ClusterState.build([o for o in self.objects() if not isinstance(o, model.Pod) or o.key not in keys])
 
+    # ---- savepoints: changes that can be rolled back (journal.py) ----
+    def savepoint(self) -> Journal:
+        """Open a savepoint: every change from now on can be undone by ``rollback`` of it, or
+        kept by ``release`` of it. Savepoints nest; close them innermost first."""
+        journal = Journal()
+        self._journals.append(journal)
+        return journal
+
+    def rollback(self, savepoint: Journal) -> None:
+        """Put the state back as it was when ``savepoint`` was opened (its indexes too)."""
+        self._close(savepoint).undo(self)
+
+    def release(self, savepoint: Journal) -> None:
+        """Keep the changes since ``savepoint``: an enclosing savepoint can still undo them."""
+        journal = self._close(savepoint)
+        if self._journals:
+            self._journals[-1].absorb(journal)
+
+    @contextlib.contextmanager
+    def trial(self):
+        """Changes made inside are undone when it ends, however it ends."""
+        savepoint = self.savepoint()
+        try:
+            yield self
+        finally:
+            self.rollback(savepoint)
+
+    def _close(self, savepoint: Journal) -> Journal:
+        if not self._journals or self._journals[-1] is not savepoint:
+            raise ValueError("savepoints close innermost first, and once")
+        return self._journals.pop()
+
+    def _note_pod(self, key: str) -> None:
+        if self._journals:
+            self._journals[-1].pod(self, key)
+            self._journals[-1].nominee(self, key)
+
+    def _note_objects(self) -> None:
+        if self._journals:
+            self._journals[-1].object_maps(self)
+
+    def objects_changed(self) -> None:
+        """The PVs, claims, ResourceClaims or workloads were replaced: forget what was derived."""
+        self._storage.forget()
+        self._devices.claims_changed()
+        self.__dict__.pop("_workloads_by_key", None)
+
     # ---- updates: a pod arrives on a node or leaves it, and every index is told ----
     def bind(self, pod: model.Pod, node_name: str) -> model.Pod:
         bound = attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=node_name))
+        self._note_pod(pod.key)
         self._pods.pop(pod.key, None)
         self._pods[pod.key] = bound
         self.nominated.pop(pod.key, None)
@@ -240,6 +292,7 @@ class ClusterState:
         the new one arrives there, as `build` would place it."""
         self.drop_pod(pod.key)
         pod = self.with_priority(pod)
+        self._note_pod(pod.key)
         self._pods[pod.key] = pod
         node = pod.spec.node_name
         if node and pod.status.phase not in TERMINAL_PHASES and node in self.nodes:
@@ -249,37 +302,45 @@ class ClusterState:
 
     def drop_pod(self, key: str) -> None:
         """A pod deleted (or about to be replaced): off its node, if it was counted on one."""
+        self._note_pod(key)
         old = self._pods.pop(key, None)
         self.nominated.pop(key, None)
         if old is None:
             return
         node = old.spec.node_name
         if node in self.pods_by_node and any(p.key == key for p in self.pods_by_node[node]):
-            self.pods_by_node[node] = [p for p in self.pods_by_node[node] if p.key != key]
-            self._bump(self.node_index[node])
-            for index in self._hooks:
-                index.leave(old, node)
+            self._leave(old, node)
 
     def evict(self, pods: list[model.Pod]) -> None:
         for pod in pods:
             self.remove(pod)
 
     def remove(self, pod: model.Pod) -> None:
+        self._note_objects()
         self._devices.pod_gone(pod)
         node = pod.spec.node_name
+        self._note_pod(pod.key)
         self._pods.pop(pod.key, None)
         self.nominated.pop(pod.key, None)
         if node in self.pods_by_node:
-            self.pods_by_node[node] = [p for p in self.pods_by_node[node] if p.key != pod.key]
-            self._bump(self.node_index[node])
-            for index in self._hooks:
-                index.leave(pod, node)
+            self._leave(pod, node)
 
     def _account(self, pod: model.Pod, node: str) -> None:
+        if self._journals:
+            self._journals[-1].node(self, node, True, pod)
         self.pods_by_node[node].append(pod)
         self._bump(self.node_index[node])
         for index in self._hooks:
             index.arrive(pod, node)
+
+    def _leave(self, pod: model.Pod, node: str) -> None:
+        if self._journals:
+            self._journals[-1].node(self, node, False, pod)
+        key = pod.key
+        self.pods_by_node[node] = [p for p in self.pods_by_node[node] if p.key != key]
+        self._bump(self.node_index[node])
+        for index in self._hooks:
+            index.leave(pod, node)
 
     def _bump(self, position: int) -> None:
         self.node_versions[position] += 1
@@ -380,6 +441,7 @@ class ClusterState:
         return self._storage.volume_attachments_on(node_name)
 
     def assume_volumes(self, bindings, provisions, node_name: str) -> None:
+        self._note_objects()
         self._storage.assume_volumes(bindings, provisions, node_name)
 
     def slice_index(self):
@@ -395,15 +457,23 @@ class ClusterState:
         return self._devices.allocate(node, claims, version)
 
     def assume_allocation(self, pod: model.Pod, claims, allocations) -> None:
+        self._note_objects()
         self._devices.assume_allocation(pod, claims, allocations)
 
     def deallocate_claim(self, key: tuple[str, str]) -> None:
         """DynamicResources' PostFilter: the claim without its allocation, reservations and device
         statuses; its devices are free again."""
+        self._note_objects()
         self._devices.deallocate(key)
+
+    def add_claim(self, claim: model.PersistentVolumeClaim) -> None:
+        """A PersistentVolumeClaim created while simulating (a StatefulSet's, from its template)."""
+        self._note_objects()
+        self.claims[(claim.metadata.namespace, claim.metadata.name)] = claim
 
     def add_resource_claim(self, claim: model.ResourceClaim) -> None:
         """A claim created while simulating (the resourceclaim controller's, from a template)."""
+        self._note_objects()
         self.resource_claims[(claim.metadata.namespace, claim.metadata.name)] = claim
         if claim.status.allocation is not None:     # its devices are in use from now on
             self._devices.claims_changed()

@@ -116,10 +116,10 @@ def _with_claims(pod_spec: dict, templates: list, name: str, namespace: str, ord
         claim = f"{tmeta.get('name', '')}-{name}-{ordinal}"
         volumes[tmeta.get("name", "")] = {"name": tmeta.get("name", ""), "persistentVolumeClaim": {"claimName": claim}}
         if (namespace, claim) not in state.claims:
-            state.claims[(namespace, claim)] = structure_object(
+            state.add_claim(structure_object(
                 {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
                  "metadata": {**tmeta, "name": claim, "namespace": namespace},
-                 "spec": _mapping(template).get("spec") or {}}, file, index)
+                 "spec": _mapping(template).get("spec") or {}}, file, index))
     return {**pod_spec, "volumes": list(volumes.values())} if templates else pod_spec
 
 

@@ -36,12 +36,11 @@ def lenses(analysis: Analysis, shown: tuple[str, ...]) -> list[Lens]:
 def evaluate(analysis: Analysis, profile: str, clusters: tuple[str, ...]) -> Evaluation:
     """Raises InputError where eval would exit 2: a bad dump, no pending pod, no such profile,
     a document that does not check."""
-    from ..cluster.load import load_cluster
     from ..compile import compile_all
-    from ..pending import Held, held, state_for, targets
+    from ..engine import Engine
+    from ..pending import Held
     from ..report import Style, decision_text, held_text
-    from ..run.executable import Executable
-    from ..run.schedule import collector_paused, schedule
+    from ..run.schedule import collector_paused
 
     if not clusters:
         raise InputError("set policylang.cluster in the workspace settings to the dump to evaluate on")
@@ -51,13 +50,9 @@ def evaluate(analysis: Analysis, profile: str, clusters: tuple[str, ...]) -> Eva
     plans = compile_all(analysis.checked)
     if profile not in plans:
         raise InputError(f"no profile named '{profile}' in this document")
-    exe = Executable(plans[profile])
-    state = load_cluster(list(clusters))
-    results = []
+    engine = Engine(list(clusters), plans={profile: plans[profile]}, executor="vector")
     with collector_paused():
-        for target in targets(None, "default", state, list(clusters)):
-            pod = held(target, False)
-            results.append(pod if isinstance(pod, Held) else schedule(exe, state_for(state, pod), pod))
+        results = [engine.evaluate(target) for target in engine.pods()]
     style = Style(False)
     texts = [held_text(r, style) if isinstance(r, Held) else decision_text(r, style) for r in results]
     placed = all(not r.gates if isinstance(r, Held) else bool(r.selected) for r in results)

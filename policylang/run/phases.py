@@ -143,11 +143,11 @@ def run_filters_with_nominated(exe, state: ClusterState, pod: Pod, pre: PreFilte
         return run_filters(exe, pre, node)
     # Placing them changes what PreFilter computed (spread counts, affinity terms), as the
     # framework's AddPod extensions do; so run PreFilter again on a state that has them.
-    keys = {p.key for p in ahead}
-    placed = [attrs.evolve(p, spec=attrs.evolve(p.spec, node_name=name)) for p in ahead]
-    trial = ClusterState.build([o for o in state.objects() if not (isinstance(o, Pod) and o.key in keys)] + placed)
-    with_them = run_prefilter(exe, trial, pod, base_env(trial, pod))
-    status = with_them.status or run_filters(exe, with_them, trial.nodes[name])
+    with state.trial():
+        for p in ahead:
+            state.put_pod(attrs.evolve(p, spec=attrs.evolve(p.spec, node_name=name)))
+        with_them = run_prefilter(exe, state, pod, base_env(state, pod))
+        status = with_them.status or run_filters(exe, with_them, state.nodes[name])
     return status if status is not None else run_filters(exe, pre, node)
 
 

@@ -199,14 +199,17 @@ def select_victims_on_node(exe, state: ClusterState, pod: Pod, node: str, pdbs: 
 
 def _fits_without(exe, state: ClusterState, pod: Pod, node: str, removed: list[Pod]) -> "Status | None":
     """The node's Status for the pod with these pods gone (None: it fits). PreFilter runs again
-    on the smaller cluster, which is what upstream's RemovePod extensions make of its state."""
-    trial = state.without(removed)
-    pre = run_prefilter(exe, trial, pod, base_env(trial, pod))
-    if pre.status is not None:
-        return pre.status
-    if pre.allowed is not None and node not in pre.allowed:
-        return Status(UNRESOLVABLE, (restricted_text(pre.restricted_by),))
-    return run_filters_with_nominated(exe, trial, pod, pre, trial.nodes[node])
+    on the smaller cluster, which is what upstream's RemovePod extensions make of its state; the
+    pods come back when it is known (a savepoint, not a copy of the state)."""
+    with state.trial():
+        for p in removed:
+            state.drop_pod(p.key)
+        pre = run_prefilter(exe, state, pod, base_env(state, pod))
+        if pre.status is not None:
+            return pre.status
+        if pre.allowed is not None and node not in pre.allowed:
+            return Status(UNRESOLVABLE, (restricted_text(pre.restricted_by),))
+        return run_filters_with_nominated(exe, state, pod, pre, state.nodes[node])
 
 
 def filter_pods_with_pdb_violation(pods: list[Pod], pdbs: list[PodDisruptionBudget]) -> tuple:

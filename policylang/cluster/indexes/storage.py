@@ -18,6 +18,10 @@ class Storage:
     def arrive(self, pod, node: str) -> None:
         pass
 
+    def forget(self) -> None:
+        """The PVs were replaced (a savepoint rolled back): what was derived from them goes."""
+        self._pvs_by_class = None
+
     def leave(self, pod, node: str) -> None:
         pass
 
