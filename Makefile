@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 $(BIN)/policylang: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,lsp,serve]'
+	$(PY) -m pip install --quiet -e '.[test,lsp,serve,mcp]'
 	touch $@
 
 install: $(BIN)/policylang

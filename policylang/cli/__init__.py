@@ -16,7 +16,7 @@ from ..cost import CostExceeded, max_cost
 from ..diagnostics import InputError, PolicyError
 from ..inputs import input_size_limit, stdin_unread
 from ..roots import allowed_roots
-from . import author, decide, deploy, forecast
+from . import agent, author, decide, deploy, forecast
 from .common import EXIT_INTERNAL, EXIT_INTERRUPTED, TimedOut, input_arguments, target_of
 
 
@@ -194,7 +194,7 @@ def _parser(verb: "str | None" = None) -> argparse.ArgumentParser:
     p.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     sub = p.add_subparsers(dest="command")
     verbs = _Verbs(sub, verb)
-    for family in (decide, forecast, deploy, author):
+    for family in (decide, forecast, deploy, author, agent):
         family.register(verbs)
     if verb is not None and verb not in sub.choices:
         return _parser(None)
