@@ -22,17 +22,20 @@ if TYPE_CHECKING:
     from .check import check
     from .cluster.load import load_cluster, load_objects
     from .compile import compile_all, compile_profile
+    from .diagnostics import InputError, PolicyError, PolicylangError
+    from .cost import CostExceeded
     from .engine import Engine, Fork
     from .profiles import check_file, load_plans
     from .program import load_program, stdlib_dir
     from .run.schedule import Executable, schedule
 
-_LAZY = {"Engine": ".engine", "Fork": ".engine", "load_plans": ".profiles", "check_file": ".profiles",
+_LAZY = {"Engine": ".engine", "Fork": ".engine", "PolicylangError": ".diagnostics", "PolicyError": ".diagnostics",
+         "InputError": ".diagnostics", "CostExceeded": ".cost", "load_plans": ".profiles", "check_file": ".profiles",
          "check": ".check", "load_cluster": ".cluster.load", "load_objects": ".cluster.load",
          "compile_all": ".compile", "compile_profile": ".compile", "load_program": ".program",
          "stdlib_dir": ".roots", "Executable": ".run.schedule", "schedule": ".run.schedule"}
 
-__all__ = ["Engine", "Fork", "load_program", "check", "compile_profile", "compile_all", "Executable", "schedule",
+__all__ = ["Engine", "Fork", "PolicylangError", "PolicyError", "InputError", "CostExceeded", "load_program", "check", "compile_profile", "compile_all", "Executable", "schedule",
            "load_cluster", "load_objects", "stdlib_dir", "load_plans", "check_file"]
 
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 import contextlib
 import time
 
+from .diagnostics import PolicylangError
+
 # The stdlib's default profile takes at most about 100,000 steps for a pod at 5,000 nodes and
 # 50,000 pods (bench/generate.py's cluster, its pending pods of every kind; both executors
 # count within 10% of each other): a hundred times that. It also bounds memory: range's list
@@ -38,7 +40,7 @@ DEFAULT_MAX_TOTAL_COST = 1_000_000_000
 _STEPS = "comprehension items, fold items, range numbers and device allocation steps"
 
 
-class CostExceeded(Exception):
+class CostExceeded(PolicylangError):
     def __init__(self, limit: int, whole: bool = False):
         super().__init__(limit)
         self.limit = limit

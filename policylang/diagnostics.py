@@ -56,7 +56,14 @@ def _line_of(text_of: dict[str, str], span: Span) -> str | None:
     return lines[span.line - 1].expandtabs(1) if span.line <= len(lines) else None
 
 
-class PolicyError(Exception):
+class PolicylangError(Exception):
+    """Every error policylang raises for what it was given (str(err) is the CLI's message):
+    PolicyError (a policy that does not check), InputError (a bad file, object, field or
+    option) and CostExceeded (an evaluation past its step budget or deadline). Anything else
+    raised is a bug in policylang."""
+
+
+class PolicyError(PolicylangError):
     """Raised at a pipeline boundary when a stage reported errors."""
 
     def __init__(self, diagnostics: Iterable[Diagnostic], sources: dict[str, str] | None = None):
@@ -68,7 +75,7 @@ class PolicyError(Exception):
         return "\n".join(d.render(self.sources) for d in self.diagnostics)
 
 
-class InputError(Exception):
+class InputError(PolicylangError):
     """Bad cluster, pod or configuration input: names the file (with the line and column when
     known), the object and the field."""
 

@@ -124,6 +124,13 @@ class Engine:
             exe = self._executables[(name, kind)] = Executable(self.plans[name], kind)
         return exe
 
+    def _own(self, pod: "Pod", pods: int) -> "Executable":
+        """The executable of a pod that _asked let through (one of the engine's profiles' pods)."""
+        exe = self.executable(pod, pods)
+        if exe is None:
+            raise InputError(f"pod {pod.key}: no profile schedules it (schedulerName {pod.spec.scheduler_name!r})")
+        return exe
+
     def chooser(self, pods: int = 1):
         """``executable`` as a function of the pod alone, for the forecasting verbs."""
         return lambda pod: self.executable(pod, pods)
@@ -144,15 +151,16 @@ class Engine:
         breaks ties between equally scored nodes at random (default: the smallest name; a
         random.Random is drawn from as it is, so that several calls share one sequence);
         ``as_pending`` asks it of a pod of the state already bound."""
+        from .pending import Held
         from .run.schedule import Sampling, schedule
 
         asked = self._asked(pod, as_pending)
-        if not _is_pod(asked):
+        if isinstance(asked, Held):
             return asked
         rng = _generator(seed)
         sampling = Sampling(percentage_of_nodes_to_score) if percentage_of_nodes_to_score is not None else None
         with using(self.budget), self._asking(asked) as target:
-            return schedule(self.executable(target, pods), self._state, target, rng=rng, preemption=preemption,
+            return schedule(self._own(target, pods), self._state, target, rng=rng, preemption=preemption,
                             sampling=sampling)
 
     def explain(self, pod: "PodLike | PodToDecide", *, preemption: bool = True, infrastructure: bool = False,
@@ -162,19 +170,20 @@ class Engine:
         import attrs
 
         from .explain import explain
-        from .pending import ungated
+        from .pending import Held, ungated
 
         asked = self._asked(pod, as_pending)
-        options = dict(preemption=preemption, infrastructure=infrastructure, fix_tries=fix_tries)
         with using(self.budget):
-            if not _is_pod(asked):
+            if isinstance(asked, Held):
                 if asked.gates and self.profile_for(asked.pod) is not None:   # what removing the gates would do
                     with self._asking(ungated(asked.pod)) as free:
-                        return attrs.evolve(asked, ungated=explain(self.executable(free, pods), self._state, free,
-                                                                   **options))
+                        return attrs.evolve(asked, ungated=explain(
+                            self._own(free, pods), self._state, free, preemption=preemption,
+                            infrastructure=infrastructure, fix_tries=fix_tries))
                 return asked
             with self._asking(asked) as target:
-                return explain(self.executable(target, pods), self._state, target, **options)
+                return explain(self._own(target, pods), self._state, target, preemption=preemption,
+                               infrastructure=infrastructure, fix_tries=fix_tries)
 
     def whatif(self, events: Sequence[str], *, preemption: bool = True) -> "WhatIfOutcome":
         """What these events (``cordon NODE``, ``drain NODE``, ``taint NODE K=V:EFFECT``,
@@ -190,14 +199,15 @@ class Engine:
         with using(self.budget):
             return whatif(self.chooser(len(copy.pods)), copy, parsed, preemption=preemption)
 
-    def capacity(self, unit: "PodLike | Sequence[Pod]", *, limit: Optional[int] = None) -> "Headroom":
-        """How many more copies of a pod (or of a set of pods) fit, and where."""
+    def capacity(self, *pods: "PodLike | PodToDecide", limit: Optional[int] = None) -> "Headroom":
+        """How many more copies of the pod (of the pods together, when several: one copy is all of
+        them) fit, one after another, and where."""
         from .capacity import DEFAULT_LIMIT, headroom
 
-        pods = list(unit) if isinstance(unit, (list, tuple)) else [self._one_pod(unit).pod]
+        unit = [self._one_pod(p).pod for p in pods]
         limit = limit or DEFAULT_LIMIT
         with using(self.budget):
-            return headroom(self.chooser(limit * len(pods)), self._state, pods, limit=limit)
+            return headroom(self.chooser(limit * len(unit)), self._state, unit, limit=limit)
 
     def nodes_needed(self, template: "Node", pods: Optional[Sequence["Pod"]] = None, *,
                      limit: int = 100) -> "NodesNeeded":
@@ -243,10 +253,12 @@ class Engine:
                 yield instantiate(state, pod) if pod.spec.resource_claims else pod
         return asking()
 
-    def _one_pod(self, pod: PodLike) -> "PodToDecide":
+    def _one_pod(self, pod: "PodLike | PodToDecide") -> "PodToDecide":
         from .cluster.model import Pod
         from .pending import PodToDecide
 
+        if isinstance(pod, PodToDecide):
+            return pod
         if isinstance(pod, Pod):
             return PodToDecide(pod, from_dump=False)
         if isinstance(pod, Mapping):
@@ -422,11 +434,6 @@ def read_state(cluster: "str | os.PathLike | Sequence[str | os.PathLike] | None"
     state, namespace, read = load_live(ClusterSource(kubeconfig, context or None, in_cluster),
                                        namespace=only_namespace, progress=progress)
     return state, [read.host], namespace
-
-
-def _is_pod(value) -> bool:
-    from .cluster.model import Pod
-    return isinstance(value, Pod)
 
 
 def _generator(seed: "int | random.Random | None") -> "random.Random | None":

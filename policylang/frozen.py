@@ -10,6 +10,8 @@ writes its own ``__repr__`` keeps it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import attrs
 
 
@@ -19,7 +21,7 @@ def _repr(self) -> str:
     return f"{cls.__qualname__.rsplit('>.', 1)[-1]}({fields})"
 
 
-def frozen(cls: type | None = None, **options):
+def _frozen(cls: type | None = None, **options):
     """``@frozen`` or ``@frozen(order=True)``: as ``attrs.frozen``, with the shared ``__repr__``."""
     def build(c: type) -> type:
         built = attrs.frozen(c, repr=False, **options)
@@ -27,3 +29,10 @@ def frozen(cls: type | None = None, **options):
             built.__repr__ = _repr
         return built
     return build if cls is None else build(cls)
+
+
+# To a type checker it is attrs.frozen, whose classes it knows (their fields, attrs.evolve).
+if TYPE_CHECKING:
+    from attrs import frozen as frozen
+else:
+    frozen = _frozen

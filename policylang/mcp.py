@@ -158,7 +158,7 @@ class _Tools:
             from .capacity import headroom_json
 
             asked = self._pod(pod)
-            result = engine.capacity(getattr(asked, "pod", asked))
+            result = engine.capacity(asked)
             return headroom_json(result, list(engine.state.nodes))
         return self._call(answer)
 

@@ -33,7 +33,8 @@ def kubernetes_json(target=None) -> dict:
     return (DEFAULT if target is None else target).json()
 
 
-def eval_json(decisions: Iterable[Decision], target=None) -> str:
+def eval_json(decisions: Iterable, target=None) -> str:
+    """eval -o json: Decisions and Helds (pods not scheduled), in order."""
     return json.dumps({"schema": EVAL_SCHEMA, "kubernetes": kubernetes_json(target),
                        "results": [held_json(d) if _is_held(d) else decision_json(d) for d in decisions]}, indent=2)
 

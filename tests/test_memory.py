@@ -156,3 +156,39 @@ def test_serve_reloading_a_changed_policy_holds_flat_memory(tmp_path):
     if before is not None:
         grown = _resident() - before
         assert grown < 4 * 2**20, f"{grown / 2**20:.1f} MiB more after {SERVED_ROUNDS} reloads"
+
+
+# ---- Engine.fork: a transaction tried and reverted again and again -------------------------------
+
+FORK_CYCLES = 1000
+FORK_BOUND = 8 * 2**20
+
+
+def test_a_thousand_forks_evaluated_and_reverted_hold_flat_memory():
+    """What a fork journals goes when it is reverted; what evaluating in it leaves is the
+    executors' bounded caches. Measured over the second half of the cycles, after the first
+    half has filled those caches to their working size."""
+    from policylang import Engine
+
+    engine = Engine(cluster=EXAMPLES / "cluster.yaml", executor="vector")
+    pods = [p for p in load_objects(EXAMPLES / "pods") if p.metadata.name != "too-big"]
+    names = list(engine.state.nodes)
+
+    def cycle(i: int) -> None:
+        with engine.fork() as fork:
+            fork.bind(pods[i % len(pods)], names[i % len(names)])
+            fork.evaluate(pods[(i + 1) % len(pods)])
+
+    for i in range(FORK_CYCLES // 2):
+        cycle(i)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(FORK_CYCLES // 2, FORK_CYCLES):
+            cycle(i)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < FORK_BOUND, f"{grown / 2**20:.1f} MiB more after {FORK_CYCLES // 2} fork cycles"

@@ -132,7 +132,7 @@ def _headroom_question(args, engine):
             raise InputError(f"expected one Pod as the template, found {len(unit)}", path=args.pod)
     else:
         unit = _workload_units(args.workload, engine.state)
-    result = engine.capacity(unit, limit=args.max)
+    result = engine.capacity(*unit, limit=args.max)
     nodes = list(engine.state.nodes)
     return (headroom_text(result, nodes), headroom_json(result, nodes), lambda: headroom_page(result),
             0 if result.fits else 1)

@@ -23,6 +23,7 @@ from .journal import Journal
 from .indexes.placed_terms import PLACED_TERM_KINDS  # noqa: F401  (the kinds placed_terms takes)
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
+CHANGES_KEPT = 1 << 16      # node changes remembered for changed_since
 
 
 class ClusterState:
@@ -346,6 +347,13 @@ class ClusterState:
         self.node_versions[position] += 1
         self.generation += 1
         self.changed.append(position)
+        if len(self.changed) > CHANGES_KEPT:
+            # A long-lived state (a server's, an engine forked and reverted for hours) keeps the
+            # newer half: asking about an older generation answers "not known", and the asker
+            # checks every node, as it would have after that many changes anyway.
+            half = len(self.changed) // 2
+            del self.changed[:half]
+            self.changed_from += half
 
     def changed_since(self, generation: int) -> "list[int] | None":
         """The positions of the nodes whose pods changed after that generation (None: not known)."""

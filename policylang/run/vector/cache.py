@@ -69,6 +69,10 @@ def _frozen(v, memo: dict) -> tuple:
         return v, 1
     if kind is int or kind is bool or kind is float:
         return (kind, v), 1
+    if (kind is list or kind is tuple or kind is dict) and len(v) > tuning.FREEZE_BUDGET:
+        # Refused at once (the feasible nodes, say): nothing to remember, and remembering would
+        # keep every such list of every cycle alive until the memo starts afresh.
+        return None, tuning.FREEZE_BUDGET + 1
     hit = memo.get(id(v))
     if hit is None or hit[0] is not v:
         budget = [tuning.FREEZE_BUDGET]

@@ -18,7 +18,8 @@ EXPLODE_MIN = 16    # lists per node with at least this many members in all are 
 
 # ---- the node cache (cache.py)
 FREEZE_BUDGET = 64  # values larger than this, all free variables together, are not keys
-FROZEN_MAX = 50_000     # frozen values remembered per object before the memo starts afresh
+FROZEN_MAX = 8_192      # frozen values remembered per object before the memo starts afresh (each keeps
+                        # its object alive: a few cycles' worth, not a long-lived process's every value)
 # Cached values in all, across entries, at 12 bytes each (a value or reference, a version):
 # up to ~550 MiB, room for the ~2,000 entries of the default profile on 15,000 nodes.
 MAX_VALUES = 48_000_000
