@@ -9,8 +9,8 @@ thousands, so the journal records those and nothing else.
 
 What is recorded, per savepoint (the innermost open one; a released savepoint's records join its
 parent's):
-- each pod key's value before its first change (or that it was absent), and the order of the
-  pods before the first change (a pod put back must come back at its place, not last);
+- each pod key's value and place in the pod order before its first change (or that it was
+  absent): a pod put back comes back at its place, not last;
 - the same for the nominated pods;
 - each node's pod list before its first change;
 - every pod that arrived on a node or left one, in order: rolling back tells every index the
@@ -29,11 +29,10 @@ _OBJECT_MAPS = ("persistent_volumes", "claims", "resource_claims", "workloads")
 
 
 class Journal:
-    __slots__ = ("pods", "pod_order", "nominated", "nominated_order", "lists", "moves", "objects")
+    __slots__ = ("pods", "nominated", "nominated_order", "lists", "moves", "objects")
 
     def __init__(self) -> None:
-        self.pods: dict = {}                # key -> the pod before the first change, or ABSENT
-        self.pod_order: "list | None" = None
+        self.pods: dict = {}                # key -> (the pod before the first change, or ABSENT; its serial)
         self.nominated: dict = {}
         self.nominated_order: "list | None" = None
         self.lists: dict = {}               # node -> its pod list before the first change
@@ -43,9 +42,7 @@ class Journal:
     # ---- noted by the state before each change ----
     def pod(self, state, key: str) -> None:
         if key not in self.pods:
-            if self.pod_order is None:
-                self.pod_order = list(state._pods)
-            self.pods[key] = state._pods.get(key, ABSENT)
+            self.pods[key] = (state._pods.get(key, ABSENT), state._serial.get(key))
 
     def nominee(self, state, key: str) -> None:
         if key not in self.nominated:
@@ -69,8 +66,6 @@ class Journal:
         for mine, theirs in ((self.pods, inner.pods), (self.nominated, inner.nominated), (self.lists, inner.lists)):
             for key, value in theirs.items():
                 mine.setdefault(key, value)
-        if self.pod_order is None:
-            self.pod_order = inner.pod_order
         if self.nominated_order is None:
             self.nominated_order = inner.nominated_order
         if self.objects is None:
@@ -85,7 +80,13 @@ class Journal:
         for node, pods in self.lists.items():
             state.pods_by_node[node] = pods
             state._bump(state.node_index[node])
-        state._pods = _restored(state._pods, self.pods, self.pod_order)
+        for key, (pod, serial) in self.pods.items():
+            if pod is ABSENT:
+                state._pop(key)
+            elif state._serial.get(key) != serial or state._pods.get(key) is not pod:
+                state._pods[key] = pod
+                state._serial[key] = serial
+                state._disordered = True
         state.nominated = _restored(state.nominated, self.nominated, self.nominated_order)
         if self.objects is not None:
             for name, value in self.objects.items():

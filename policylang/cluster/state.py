@@ -29,7 +29,12 @@ CHANGES_KEPT = 1 << 16      # node changes remembered for changed_since
 class ClusterState:
     def __init__(self) -> None:
         self.nodes: dict[str, model.Node] = {}
-        self._pods: dict[str, model.Pod] = {}   # by key, in arrival order
+        self._pods: dict[str, model.Pod] = {}   # by key, in arrival order (see pods)
+        # Each pod's place in that order: a rolled-back savepoint puts pods back under their old
+        # numbers, and the order is mended only when someone reads it (pods), not on every rollback.
+        self._serial: dict[str, int] = {}
+        self._arrivals = 0
+        self._disordered = False
         self.namespaces: dict[str, model.Namespace] = {}
         self.priority_classes: dict[str, model.PriorityClass] = {}
         self.services: list[model.Service] = []
@@ -134,7 +139,7 @@ class ClusterState:
         state._make_indexes()
         for pod in pods:
             pod = state.with_priority(pod)
-            state._pods[pod.key] = pod
+            state._insert(pod)
             if pod.spec.node_name and pod.status.phase not in TERMINAL_PHASES and pod.spec.node_name in state.nodes:
                 state._account(pod, pod.spec.node_name)
             elif not pod.spec.node_name and pod.status.nominated_node_name and pod.status.phase not in TERMINAL_PHASES:
@@ -145,7 +150,20 @@ class ClusterState:
     # ---- the core: objects, pods by node, versions ----
     @property
     def pods(self) -> list[model.Pod]:
+        if self._disordered:
+            self._pods = {key: self._pods[key] for key in sorted(self._pods, key=self._serial.__getitem__)}
+            self._disordered = False
         return list(self._pods.values())
+
+    def _insert(self, pod: model.Pod) -> None:
+        """The pod, arriving last (its key must not be there)."""
+        self._pods[pod.key] = pod
+        self._serial[pod.key] = self._arrivals
+        self._arrivals += 1
+
+    def _pop(self, key: str) -> "model.Pod | None":
+        self._serial.pop(key, None)
+        return self._pods.pop(key, None)
 
     @functools.cached_property
     def node_list(self) -> list[model.Node]:
@@ -282,8 +300,8 @@ class ClusterState:
     def bind(self, pod: model.Pod, node_name: str) -> model.Pod:
         bound = attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=node_name))
         self._note_pod(pod.key)
-        self._pods.pop(pod.key, None)
-        self._pods[pod.key] = bound
+        self._pop(pod.key)
+        self._insert(bound)
         self.nominated.pop(pod.key, None)
         self._account(bound, node_name)
         return bound
@@ -294,7 +312,7 @@ class ClusterState:
         self.drop_pod(pod.key)
         pod = self.with_priority(pod)
         self._note_pod(pod.key)
-        self._pods[pod.key] = pod
+        self._insert(pod)
         node = pod.spec.node_name
         if node and pod.status.phase not in TERMINAL_PHASES and node in self.nodes:
             self._account(pod, node)
@@ -304,7 +322,7 @@ class ClusterState:
     def drop_pod(self, key: str) -> None:
         """A pod deleted (or about to be replaced): off its node, if it was counted on one."""
         self._note_pod(key)
-        old = self._pods.pop(key, None)
+        old = self._pop(key)
         self.nominated.pop(key, None)
         if old is None:
             return
@@ -321,7 +339,7 @@ class ClusterState:
         self._devices.pod_gone(pod)
         node = pod.spec.node_name
         self._note_pod(pod.key)
-        self._pods.pop(pod.key, None)
+        self._pop(pod.key)
         self.nominated.pop(pod.key, None)
         if node in self.pods_by_node:
             self._leave(pod, node)
