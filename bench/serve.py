@@ -162,7 +162,7 @@ def reloads(count: int, size: int) -> dict:
     (checked, compiled), and a pod filtered and prioritized on every node. Resident memory after
     the first tenth of the rounds and after all, and the state's node cache entries."""
     from policylang.run.vector import NodeCache
-    from policylang.serve import Options, Server
+    from policylang.serve.server import Options, Server
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

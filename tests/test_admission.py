@@ -11,10 +11,10 @@ from hypothesis import given, settings, strategies as st
 import jsonpatch
 import pytest
 
-from policylang.admission import Admission
+from policylang.serve.admission import Admission
 from policylang.cluster.state import ClusterState
 from policylang.engine import Engine
-from policylang.extender import BadRequest
+from policylang.serve.extender import BadRequest
 from strategies import pods, structure
 
 RULES = """policy Rules

@@ -224,7 +224,7 @@ def test_the_cli_serve_and_the_api_choose_the_same_profile(tmp_path, capsys, sch
     it by eval, by the Python API, and by serve's extender and webhook alike."""
     import yaml
 
-    from policylang.serve import Options, Policy
+    from policylang.serve.server import Options, Policy
 
     config = tmp_path / "config.yaml"
     config.write_text(CONFIG)

@@ -8,7 +8,7 @@ import yaml
 
 from policylang import load_plans
 from policylang.cli import main
-from policylang.export import decision_key, export, extender_weight, stdlib_plan, team_plan
+from policylang.serve.export import decision_key, export, extender_weight, stdlib_plan, team_plan
 
 EXAMPLES = "examples/policies"
 

@@ -116,7 +116,7 @@ SERVED_ROUNDS = 40
 def test_serve_reloading_a_changed_policy_holds_flat_memory(tmp_path):
     pytest.importorskip("orjson")
     from policylang.run.vector import NodeCache
-    from policylang.serve import Options, Server
+    from policylang.serve.server import Options, Server
 
     (tmp_path / "team.sched").write_text('profile team-scheduler {\n    use "./policy.sched" weight 2\n}\n')
     policy = tmp_path / "policy.sched"

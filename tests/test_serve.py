@@ -232,7 +232,7 @@ def test_with_a_client_ca_only_clients_with_a_certificate_it_signed_get_an_answe
     ({"Pod": {}, "Extra": 1}, {"Pod": {}}),                           # unknown keys are ignored
 ])
 def test_go_struct_reads_keys_as_gos_decoder(raw, expected):
-    from policylang.extender import go_struct
+    from policylang.serve.extender import go_struct
     assert go_struct(raw, "ExtenderArgs") == expected
 
 
@@ -330,7 +330,7 @@ def test_work_past_the_request_timeout_is_answered_with_the_extenders_error(tmp_
 
 
 def test_what_the_extender_keeps_between_requests_is_used_only_for_equal_input(tmp_path):
-    from policylang.serve import Options, Server
+    from policylang.serve.server import Options, Server
 
     server = Server(Options(profile=str(_profile(tmp_path)), cluster=(str(ROOT / "examples/cluster.yaml"),),
                             reload_interval=0), log=None)
@@ -361,7 +361,7 @@ def test_each_request_is_one_evaluation_with_whole_cost_budgets(tmp_path):
     import io
 
     from policylang.cost import max_cost
-    from policylang.serve import Options, Server
+    from policylang.serve.server import Options, Server
 
     (tmp_path / "costly.sched").write_text(COSTLY)
     options = Options(profile=str(tmp_path / "costly.sched"), cluster=(str(ROOT / "examples/cluster.yaml"),))

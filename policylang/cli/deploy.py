@@ -100,7 +100,7 @@ def cmd_snapshot(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from ..export import DEFAULT_URL, export, to_yaml
+    from ..serve.export import DEFAULT_URL, export, to_yaml
     from ..inputs import read_text
     from ..write import writable_target, write_atomic
 
@@ -135,7 +135,7 @@ def cmd_export(args) -> int:
 
 def cmd_serve(args) -> int:
     try:
-        from ..serve import Listen, Options, run
+        from ..serve.server import Listen, Options, run
     except ImportError as err:     # the `serve` extra is not installed
         raise InputError(f"policylang serve needs starlette, uvicorn and prometheus_client "
                          f"(pip install 'policylang[serve]'): {err}") from None

@@ -10,13 +10,13 @@ import base64
 import json
 from typing import TYPE_CHECKING
 
-from .cluster.dump import CONVERTER
-from .cluster.state import ClusterState
+from ..cluster.dump import CONVERTER
+from ..cluster.state import ClusterState
 from .extender import BadRequest, decode_pod
-from .run.executable import Executable
+from ..run.executable import Executable
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from ..engine import Engine
 
 REVIEW_API = "admission.k8s.io/v1"
 

@@ -24,13 +24,13 @@ from typing import Callable, Optional
 import attrs
 import orjson
 
-from .cost import CostExceeded, deadline
-from .diagnostics import InputError, PolicyError
+from ..cost import CostExceeded, deadline
+from ..diagnostics import InputError, PolicyError
 from .extender import BadRequest, Encoded, Extender, VerbOutcome, PlanFailed
-from .frozen import frozen
-from .run.framework import PlanRuntimeError
-from .run.vector import NodeCache
-from .target import DEFAULT as DEFAULT_TARGET, Target
+from ..frozen import frozen
+from ..run.framework import PlanRuntimeError
+from ..run.vector import NodeCache
+from ..target import DEFAULT as DEFAULT_TARGET, Target
 
 VERBS = ("filter", "prioritize", "preempt", "mutate")
 DEFAULT_MAX_REQUEST = 32 * 2**20
@@ -83,8 +83,8 @@ class Policy:
         """The options' profiles, compiled through the cache, and an Engine of them that decides
         which profile a pod is for as every other front end does."""
         from .admission import Admission
-        from .cluster.state import ClusterState
-        from .engine import Engine
+        from ..cluster.state import ClusterState
+        from ..engine import Engine
 
         engine = Engine(state=ClusterState(), profile=options.profile, config=options.config, target=options.target,
                         executor=options.executor)
@@ -102,7 +102,7 @@ def _policy_files(options: Options) -> tuple:
         return (options.config,)
     profile = options.profile
     if profile is not None and (profile.endswith(".sched") or Path(profile).is_file()):
-        from .program import load_program
+        from ..program import load_program
         return tuple(p for p in load_program(profile).sources if not p.startswith("<"))
     return ()
 
@@ -119,13 +119,13 @@ class StateSource:
             self._files = _signature(options.cluster)
             self._state = self._load_dump()
         else:
-            from .cluster.live import ClusterSource
-            from .cluster.watch import WatchedState
+            from ..cluster.live import ClusterSource
+            from ..cluster.watch import WatchedState
             self.watched = WatchedState(ClusterSource(options.kubeconfig, options.context, options.in_cluster))
             self._state = self.watched.state
 
     def _load_dump(self):
-        from .cluster.load import load_cluster
+        from ..cluster.load import load_cluster
         return load_cluster(list(self.options.cluster))
 
     @property

@@ -19,19 +19,19 @@ from typing import Callable
 import attrs
 import numpy as np
 
-from .cluster.load import structure_object
-from .cluster.model import Node, Pod
-from .cluster.state import ClusterState
-from .cost import CostExceeded, DeadlinePassed
-from .diagnostics import InputError
+from ..cluster.load import structure_object
+from ..cluster.model import Node, Pod
+from ..cluster.state import ClusterState
+from ..cost import CostExceeded, DeadlinePassed
+from ..diagnostics import InputError
 from .export import extender_weight, team_plan
-from .frozen import frozen
-from .run.batch import PolicyErrorInBatch
-from .run.executable import Executable
-from .run.framework import UNRESOLVABLE, PlanRuntimeError, Status, restricted_text
-from .run.phases import base_env, run_prefilter
-from .run.schedule import run_scores
-from .run.vector import by_position
+from ..frozen import frozen
+from ..run.batch import PolicyErrorInBatch
+from ..run.executable import Executable
+from ..run.framework import UNRESOLVABLE, PlanRuntimeError, Status, restricted_text
+from ..run.phases import base_env, run_prefilter
+from ..run.schedule import run_scores
+from ..run.vector import by_position
 
 # staging/src/k8s.io/kube-scheduler/extender/v1/types.go
 MAX_EXTENDER_PRIORITY = 10

@@ -17,14 +17,14 @@ import json
 import attrs
 import yaml
 
-from . import plan as P
-from .check import check
-from .compile import compile_all
-from .config import Configuration, profile_source
-from .diagnostics import InputError
-from .frozen import frozen
-from .plugins import registry
-from .program import load_program, stdlib_dir
+from .. import plan as P
+from ..check import check
+from ..compile import compile_all
+from ..config import Configuration, profile_source
+from ..diagnostics import InputError
+from ..frozen import frozen
+from ..plugins import registry
+from ..program import load_program, stdlib_dir
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 DEFAULT_URL = "https://policylang.policylang-system.svc:8443"
