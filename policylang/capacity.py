@@ -18,7 +18,7 @@ import attrs
 from .cluster.model import Node, Pod
 from .cluster.state import ClusterState
 from .frozen import frozen
-from .report import _cores, _gib, _printable, utilisation
+from .report.decisions import _cores, _gib, _printable, utilisation
 from .simulate import Placement, simulate
 from .whatif import fresh_copy
 

@@ -372,7 +372,7 @@ class Engine:
 
     def results_json(self, results: Sequence[Result]) -> str:
         """``eval -o json``'s document for these results."""
-        from .report import eval_json
+        from .report.decisions import eval_json
         return eval_json(results, self.target)
 
 

@@ -114,7 +114,7 @@ class _Tools:
         suggested by default). A pod already bound, finished or gated says so instead."""
         def answer(engine: "Engine") -> dict:
             from .explain import FIX_TRIES
-            from .report import explain_json
+            from .report.decisions import explain_json
 
             explanation = engine.explain(self._pod(pod), fix_tries=FIX_TRIES)
             return json.loads(explain_json([explanation], engine.target))["results"][0]
@@ -133,7 +133,7 @@ class _Tools:
         (each pod with `from`, `to` (null: lost), `cause`, `fate` and kube-scheduler's `message`)
         and `stays` (pods left where they are, with the reason)."""
         def answer(engine: "Engine") -> dict:
-            from .whatif_report import whatif_json
+            from .report.whatif import whatif_json
 
             for event in events:
                 words = event.split()

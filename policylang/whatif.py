@@ -43,7 +43,7 @@ from .cluster.state import TERMINAL_PHASES, ClusterState
 from .diagnostics import InputError
 from .frozen import frozen
 from .pending import is_pending
-from .report import utilisation
+from .report.decisions import utilisation
 from .simulate import Placement, simulate
 
 ZONE = "topology.kubernetes.io/zone"

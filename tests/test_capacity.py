@@ -22,7 +22,7 @@ from policylang.simulate import simulate
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).parent / "fixtures" / "capacity"
-SCHEMA = json.loads((ROOT / "policylang" / "schemas" / "capacity.v1.json").read_text())
+SCHEMA = json.loads((ROOT / "policylang" / "report" / "schemas" / "capacity.v1.json").read_text())
 
 
 @pytest.mark.parametrize("name, argv, exit_code", [

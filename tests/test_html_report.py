@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from policylang.cli import main
-from policylang.html_report import Page, imbalance, largest_free
+from policylang.report.html import Page, imbalance, largest_free
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOT = ROOT / "docs" / "report-whatif.png"

@@ -202,7 +202,7 @@ def _comparable(state) -> list:
 
 
 def _decision(state, key: str) -> str:
-    from policylang.report import explain_json
+    from policylang.report.decisions import explain_json
     from policylang.explain import explain
     from policylang import load_plans
     from policylang.run.schedule import Executable

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import strategies as S
 from kube_oracle import Oracle, assert_agree, comparable
 from policylang import Executable, load_plans, schedule
-from policylang.report import decision_json
+from policylang.report.decisions import decision_json
 
 
 @lru_cache(maxsize=None)
@@ -150,7 +150,7 @@ def simulate_comparable(doc: dict) -> dict:
 
 def policylang_simulation(cluster: S.Cluster, pods: list, preemption: bool = True,
                           exe: Executable | None = None) -> dict:
-    from policylang.report import simulate_json
+    from policylang.report.decisions import simulate_json
     from policylang.simulate import simulate
 
     state = cluster.state()

@@ -24,7 +24,7 @@ from policylang.roots import stdlib_dir
 from kube_oracle import assert_agree, comparable
 from policylang import schedule
 from policylang.cluster.resourceclaims import instantiate
-from policylang.report import decision_json
+from policylang.report.decisions import decision_json
 from test_oracle import arrival_orders, default_profile, examples, oracle_result, policylang_simulation, \
     simulate_comparable
 

@@ -28,7 +28,7 @@ import strategies as S
 import strategies_sampling as SS
 from kube_oracle import assert_agree, comparable
 from policylang import schedule
-from policylang.report import decision_json
+from policylang.report.decisions import decision_json
 from policylang.run.schedule import Sampling
 from test_oracle import default_profile, examples, simulate_comparable
 
@@ -74,7 +74,7 @@ def test_batch_under_sampling(oracle, case):
     cluster, pods, percentage = case
     note(json.dumps({"percentage": percentage, "objects": [*cluster.nodes, *cluster.pods], "pods": pods}))
     from policylang.simulate import simulate
-    from policylang.report import simulate_json
+    from policylang.report.decisions import simulate_json
 
     state = cluster.state()
     placements = simulate({"default-scheduler": default_profile()}, state, [S.structure(p) for p in pods],

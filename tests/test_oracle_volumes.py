@@ -23,7 +23,7 @@ from kube_oracle import assert_agree, comparable
 from policylang import schedule
 from policylang.cluster.load import problems
 from policylang.cluster.state import ClusterState
-from policylang.report import decision_json, simulate_json
+from policylang.report.decisions import decision_json, simulate_json
 from policylang.simulate import simulate
 from test_oracle import default_profile, examples, simulate_comparable
 

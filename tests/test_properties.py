@@ -33,7 +33,7 @@ from policylang.diagnostics import PolicyError
 from policylang.format import expr as fmt_expr
 from policylang.format import format_module, format_source
 from policylang.parse import parse
-from policylang.report import eval_json
+from policylang.report.decisions import eval_json
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = ROOT / "examples"

@@ -12,7 +12,7 @@ from policylang.cluster.load import load_documents
 from policylang.diagnostics import InputError
 from policylang.cluster.redact import redact, redact_image, renaming
 from policylang.pending import is_pending
-from policylang.report import eval_json
+from policylang.report.decisions import eval_json
 from policylang.run.schedule import schedule
 import strategies as S
 from test_properties import default_profile, scheduling_cases

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ZONES = str(ROOT / "examples" / "zones.yaml")
 TEMPLATE = str(ROOT / "examples" / "whatif" / "node-template.yaml")
 GOLDEN = Path(__file__).parent / "fixtures" / "whatif"
-SCHEMA = json.loads((ROOT / "policylang" / "schemas" / "whatif.v1.json").read_text())
+SCHEMA = json.loads((ROOT / "policylang" / "report" / "schemas" / "whatif.v1.json").read_text())
 
 
 def run(capsys, *argv):

@@ -91,7 +91,7 @@ def register(sub) -> None:
 
 
 def cmd_eval(args) -> int:
-    from ..report import Style, eval_text
+    from ..report.decisions import Style, eval_text
     from ..run.schedule import collector_paused
 
     engine = engine_for(args, narrowed(args))
@@ -122,7 +122,7 @@ def _placed(result) -> bool:
 
 def cmd_explain(args) -> int:
     from ..explain import FIX_TRIES
-    from ..report import Style, explain_json, explain_text
+    from ..report.decisions import Style, explain_json, explain_text
 
     engine = engine_for(args, narrowed(args))
     found = engine.pods(args.pod, replicas=args.replicas)
@@ -153,7 +153,7 @@ def cmd_explain(args) -> int:
 
 def cmd_simulate(args) -> int:
     from ..cluster.dump import write_state
-    from ..report import Style, simulate_json, simulate_text, utilisation
+    from ..report.decisions import Style, simulate_json, simulate_text, utilisation
 
     if args.write_state:
         check_state_target(args.write_state, args.cluster or [])
@@ -186,7 +186,7 @@ def cmd_simulate(args) -> int:
         print(simulate_text(placements, state, Style(color)))
     if not interrupted:
         def page():
-            from ..html_report import simulate_page
+            from ..report.html import simulate_page
             return simulate_page(placements, before, utilisation(state))
         write_report(args, page)
     if interrupted:
@@ -196,7 +196,7 @@ def cmd_simulate(args) -> int:
 
 def cmd_diff(args) -> int:
     from ..config import is_configuration
-    from ..report import simulate_summary, utilisation
+    from ..report.decisions import simulate_summary, utilisation
     from ..diff import changes, diff_json, diff_text
 
     if len(args.sides) != 2:
@@ -225,7 +225,7 @@ def cmd_diff(args) -> int:
                         utilisation(state_a), utilisation(state_b)))
 
     def page():
-        from ..html_report import diff_page
+        from ..report.html import diff_page
         return diff_page(before, after, a, b, utilisation(state_a), utilisation(state_b), found)
     write_report(args, page)
     return 0

@@ -52,9 +52,9 @@ def register(sub) -> None:
 
 
 def cmd_whatif(args) -> int:
-    from ..report import Style
+    from ..report.decisions import Style
     from ..whatif import parse_event
-    from ..whatif_report import verdict, whatif_json, whatif_text
+    from ..report.whatif import verdict, whatif_json, whatif_text
 
     events = [parse_event(e) for e in args.event]
     check_report_target(args)
@@ -65,7 +65,7 @@ def cmd_whatif(args) -> int:
         print(whatif_text(outcome, Style(sys.stdout.isatty() and not os.environ.get("NO_COLOR"))))
 
     def page():
-        from ..html_report import whatif_page
+        from ..report.html import whatif_page
         return whatif_page(outcome)
     write_report(args, page)
     return 1 if verdict(outcome) else 0
@@ -110,7 +110,7 @@ def cmd_capacity(args) -> int:
 def _nodes_question(args, engine):
     """capacity --node-template: the fewest such nodes for the batch (--pods, or the dump's pending pods)."""
     from ..capacity import nodes_needed_json, nodes_needed_text
-    from ..html_report import nodes_needed_page
+    from ..report.html import nodes_needed_page
 
     found = load_objects(args.node_template, kinds=["Node"])
     if len(found) != 1:
@@ -124,7 +124,7 @@ def _nodes_question(args, engine):
 def _headroom_question(args, engine):
     """capacity --pod / --workload: how many more copies fit."""
     from ..capacity import headroom_json, headroom_text
-    from ..html_report import headroom_page
+    from ..report.html import headroom_page
 
     if args.pod:
         unit = load_objects(args.pod, kinds=["Pod"])

@@ -39,7 +39,7 @@ def evaluate(analysis: Analysis, profile: str, clusters: tuple[str, ...]) -> Eva
     from ..compile import compile_all
     from ..engine import Engine
     from ..pending import Held
-    from ..report import Style, decision_text, held_text
+    from ..report.decisions import Style, decision_text, held_text
     from ..run.schedule import collector_paused
 
     if not clusters:

@@ -25,7 +25,7 @@ from policylang import Executable, load_plans, schedule
 from policylang.cluster.load import structure_object
 from policylang.cluster.resourceclaims import instantiate
 from policylang.cluster.state import ClusterState
-from policylang.report import decision_json
+from policylang.report.decisions import decision_json
 from policylang.run.schedule import Sampling
 from policylang.target import make_target
 

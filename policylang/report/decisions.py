@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Iterable
 
-from .decision import Decision
+from ..decision import Decision
 
 EVAL_SCHEMA = "policylang/eval/v1"
 
@@ -23,13 +23,13 @@ def held_json(h) -> dict:
 
 
 def _is_held(r) -> bool:
-    from .pending import Held
+    from ..pending import Held
     return isinstance(r, Held)
 
 
 def kubernetes_json(target=None) -> dict:
     """Which Kubernetes decided: the version, and the feature gates set on the command line."""
-    from .target import DEFAULT
+    from ..target import DEFAULT
     return (DEFAULT if target is None else target).json()
 
 
@@ -133,7 +133,7 @@ def _table(header: list[str], rows: list[list[str]], style: Style, selected) -> 
 
 
 def held_text(h, style: Style) -> str:
-    from .pending import GATED_MESSAGE, GATED_REASON, pre_enqueue_message
+    from ..pending import GATED_MESSAGE, GATED_REASON, pre_enqueue_message
 
     head = style.bold(_printable(f"Pod {h.pod.key}"))
     if h.bound_to:

@@ -1,12 +1,12 @@
 """A WhatIfOutcome → text for people and JSON for machines (schema policylang/whatif/v1,
-policylang/schemas/whatif.v1.json)."""
+policylang/report/schemas/whatif.v1.json)."""
 
 from __future__ import annotations
 
 import json
 
-from .report import Style, _cores, _gib, _printable
-from .whatif import WhatIfOutcome
+from .decisions import Style, _cores, _gib, _printable
+from ..whatif import WhatIfOutcome
 
 WHATIF_SCHEMA = "policylang/whatif/v1"
 

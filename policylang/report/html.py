@@ -40,7 +40,7 @@ def _bundle() -> str:
         pass
     text = vl_convert.javascript_bundle(vl_version=version)
     try:
-        from .write import write_atomic
+        from ..write import write_atomic
         cache.mkdir(parents=True, exist_ok=True)
         write_atomic(path, text)
     except Exception:   # noqa: BLE001 - a cache that cannot be written only costs time
@@ -266,7 +266,7 @@ def _where(page: Page, rows: list[dict], title: str) -> None:
 # ---- one page per verb -----------------------------------------------------------------------
 
 def simulate_page(placements, before: dict, after: dict) -> str:
-    from .report import simulate_summary
+    from .decisions import simulate_summary
 
     s = simulate_summary(placements)
     page = Page("policylang simulate")
@@ -282,7 +282,7 @@ def simulate_page(placements, before: dict, after: dict) -> str:
 
 
 def whatif_page(outcome) -> str:
-    from .whatif_report import verdict
+    from .whatif import verdict
 
     problems = verdict(outcome)
     events = "; ".join(r.event.text for r in outcome.events)
