@@ -130,7 +130,7 @@ def _config_plans(path: str, target=None) -> dict:
     """A KubeSchedulerConfiguration's plans. Its generated .sched text should always check, as the
     configuration was validated; if it does not, the error points into the user's file (the
     line of the plugin's args), never into the generated text."""
-    from .config import configuration_source, read_configuration
+    from .config.read import configuration_source, read_configuration
     from .diagnostics import InputError, InputErrors, PolicyError
 
     config = read_configuration(path)

@@ -1,5 +1,5 @@
-"""KubeSchedulerConfiguration read as kube-scheduler v1.35 reads it (policylang/config.py,
-config_schema.py, config_validation.py): each bad configuration under
+"""KubeSchedulerConfiguration read as kube-scheduler v1.35 reads it (policylang/config/: read.py,
+schema.py, validation.py): each bad configuration under
 tests/fixtures/errors/config/ names the upstream test case it models in its first comment, and
 its error text is pinned in the golden file beside it (`pytest --update-golden` rewrites them);
 upstream's good configurations load without a word."""
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from policylang import load_plans
-from policylang.config import config_source, is_configuration, read_configuration
+from policylang.config.read import config_source, is_configuration, read_configuration
 from policylang.diagnostics import InputError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "errors" / "config"
@@ -175,7 +175,7 @@ def test_a_configuration_error_never_points_into_the_generated_source(tmp_path):
 
 from hypothesis import example, given, settings, strategies as st  # noqa: E402
 
-from policylang.config_schema import CONFIGURATION, Args, ListOf, Obj, plugin_args  # noqa: E402
+from policylang.config.schema import CONFIGURATION, Args, ListOf, Obj, plugin_args  # noqa: E402
 
 _SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2**40, 2**40), st.floats(allow_nan=False),
                      st.sampled_from(["", "*", "MostAllocated", "System", "List", "10s", "-1s", "NodeResourcesFit",

@@ -57,7 +57,7 @@ def cmd_plan(args) -> int:
     from ..plan_text import plan_text
 
     if args.source:
-        from ..config import config_source
+        from ..config.read import config_source
         if not args.config:
             raise InputError("--source goes with --config")
         print(config_source(args.config), end="")

@@ -195,7 +195,7 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_diff(args) -> int:
-    from ..config import is_configuration
+    from ..config.read import is_configuration
     from ..report.decisions import simulate_summary, utilisation
     from ..diff import changes, diff_json, diff_text
 

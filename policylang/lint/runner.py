@@ -284,7 +284,7 @@ def _lint_yaml(path: str, explicit: bool, rules, options, result: Result, fix: b
 
 
 def _yaml_findings(path: str, text: str, docs, rules, options) -> list[Finding]:
-    from ..config import _from_config_map
+    from ..config.read import _from_config_map
     findings: list[Finding] = []
     for doc in docs:
         kind_node = doc.get("kind")

@@ -3,9 +3,9 @@ stdlib part, the `extenders:` stanza that sends the team's own policies to `poli
 and the MutatingWebhookConfiguration that applies their `rule`s to pods (docs/deploy/README.md).
 
 The stdlib part is written as the smallest change to v1.35's defaults that kube-scheduler merges
-back into the same plugins (config.py merges exactly as upstream's mergePluginSet and MultiPoint
+back into the same plugins (config/read.py merges exactly as upstream's mergePluginSet and MultiPoint
 expansion); when no such diff gives the same plan, every plugin is listed explicitly behind
-``disabled: [{name: "*"}]``. Either way the result is read back with config.py and compared with
+``disabled: [{name: "*"}]``. Either way the result is read back with config/read.py and compared with
 the profile's plan before it is returned, so an export never silently schedules differently.
 """
 
@@ -20,7 +20,7 @@ import yaml
 from .. import plan as P
 from ..check import check
 from ..compile import compile_all
-from ..config import Configuration, profile_source
+from ..config.read import Configuration, profile_source
 from ..diagnostics import InputError
 from ..frozen import frozen
 from ..plugins import registry
@@ -142,7 +142,7 @@ def decision_key(plan: P.Plan) -> tuple:
 
 
 def _read_back(profile: dict) -> P.Plan:
-    """The plan kube-scheduler's reading of this profile gives, through config.py as --config reads it."""
+    """The plan kube-scheduler's reading of this profile gives, through config/read.py as --config reads it."""
     text = profile_source(profile, 0, Configuration("<export>", {"profiles": [profile]}, {}), {})
     plans = compile_all(check(load_program("<export>.sched", text=text)))
     return plans[profile["schedulerName"]]

@@ -129,7 +129,7 @@ def plugin_entries(profile):
 
 @UNKNOWN_PLUGIN.on("config")
 def _unknown(ctx):
-    from ...config import POINTS     # here: linting a .sched file needs no configuration reader
+    from ...config.read import POINTS     # here: linting a .sched file needs no configuration reader
 
     for profile in profiles(ctx.doc):
         plugins = profile.get("plugins")
@@ -203,7 +203,7 @@ def _implements(name: str) -> str:
 
 @API_VERSION.on("config")
 def _api_version(ctx):
-    from ...config import API_VERSIONS, REMOVED_VERSIONS
+    from ...config.read import API_VERSIONS, REMOVED_VERSIONS
 
     version = ctx.doc.get("apiVersion")
     value = version.scalar if version is not None else None
@@ -288,7 +288,7 @@ _OTHER_RULES = (
 
 
 def _problems(ctx):
-    from ...config import check_configuration
+    from ...config.read import check_configuration
     return check_configuration(ctx.doc, ctx.path)[1]
 
 
@@ -317,7 +317,7 @@ def _unknown_field(ctx):
 
 @SCORING_STRATEGY.on("config")
 def _scoring_strategy(ctx):
-    from ...config_validation import SCORING_STRATEGIES
+    from ...config.validation import SCORING_STRATEGIES
     for profile in profiles(ctx.doc):
         config = profile.get("pluginConfig")
         for entry in (config if config is not None and config.is_seq else []):

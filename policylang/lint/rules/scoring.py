@@ -186,7 +186,7 @@ def _equal_message(weight: int) -> str:
 def _config_entries(ctx, index: int, profile) -> list[Entry] | None:
     """The profile after merging with kube-scheduler's defaults, or None when it cannot be
     built (the problems are reported by the config rules)."""
-    from ...config import check_configuration, profile_source    # here: a .sched file's lint needs no reader
+    from ...config.read import check_configuration, profile_source    # here: a .sched file's lint needs no reader
 
     config, _ = check_configuration(ctx.doc, ctx.path)
     if config is None:

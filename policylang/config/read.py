@@ -1,8 +1,8 @@
 """KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) → policylang profiles.
 
 A configuration is read as kube-scheduler reads its --config, and refused where kube-scheduler
-would refuse to start: strictly decoded (config_schema: unknown fields, wrong types), then
-validated (config_validation: enums, ranges, cross-field rules, each plugin's args). Every
+would refuse to start: strictly decoded (schema.py: unknown fields, wrong types), then
+validated (validation.py: enums, ranges, cross-field rules, each plugin's args). Every
 error names the field and its line and column in the user's file. It may be the file's only
 document, one document among several, or the YAML held in a ConfigMap's data key, as it is
 usually deployed.
@@ -21,19 +21,19 @@ import re
 import attrs
 import yaml
 
-from . import config_schema, config_validation
-from .diagnostics import InputError, InputErrors
-from .frozen import frozen
-from .inputs import check_node_graph, read_text
-from .literal import to_literal
-from .plugins import registry
-from .source import Span
-from .yaml_source import YamlNode
+from . import schema, validation
+from ..diagnostics import InputError, InputErrors
+from ..frozen import frozen
+from ..inputs import check_node_graph, read_text
+from ..literal import to_literal
+from ..plugins import registry
+from ..source import Span
+from ..yaml_source import YamlNode
 
 # The grammar's PROFILE_NAME: what a schedulerName may be to become `profile NAME`.
 _PROFILE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 API_VERSIONS = ("kubescheduler.config.k8s.io/v1",)
-POINTS = config_schema.POINTS
+POINTS = schema.POINTS
 # Versions kube-scheduler read once, and the release that stopped reading them (KEP-785).
 REMOVED_VERSIONS = {"kubescheduler.config.k8s.io/v1alpha1": "1.19", "kubescheduler.config.k8s.io/v1beta1": "1.23",
                     "kubescheduler.config.k8s.io/v1beta2": "1.28", "kubescheduler.config.k8s.io/v1beta3": "1.29"}
@@ -102,7 +102,7 @@ class Configuration:
     obj: str | None = None        # "ConfigMap ns/name, data key K" when held in a ConfigMap
 
     def span_of(self, field: str) -> Span:
-        decoded = config_schema.Decoded(self.value, self.spans, [])
+        decoded = schema.Decoded(self.value, self.spans, [])
         return decoded.span_of(field, Span(self.path, 1, 1, 1, 2))
 
     def error(self, field: str | None, message: str) -> InputError:
@@ -174,9 +174,9 @@ def _plugin_args(entries: list, where: str) -> tuple[dict, dict]:
         strategy = kept.get("scoringStrategy")
         if name == "NodeResourcesFit" and isinstance(strategy, dict):
             kept["scoringStrategy"] = {**strategy,
-                                       "resources": config_validation.defaulted_resources(strategy.get("resources"))}
+                                       "resources": validation.defaulted_resources(strategy.get("resources"))}
         if name == "NodeResourcesBalancedAllocation" and "resources" in kept:
-            kept["resources"] = config_validation.defaulted_resources(kept["resources"])
+            kept["resources"] = validation.defaulted_resources(kept["resources"])
         out[name] = kept
         at[name] = f"{where}.pluginConfig[{i}].args"
     return out, at
@@ -332,12 +332,12 @@ def check_configuration(doc: YamlNode, path: str,
         else:
             message = f"unsupported apiVersion {value!r}: kube-scheduler v1.35 reads {API_VERSIONS[0]}"
         return None, [ConfigProblem("apiVersion", where, message, "version")]
-    decoded = config_schema.decode(doc)
+    decoded = schema.decode(doc)
     if decoded.problems:
         return None, [ConfigProblem(p.path or None, p.span, p.body, "decoding", p.hint) for p in decoded.problems]
     config = Configuration(path, decoded.value or {}, decoded.spans, obj)
     problems = [ConfigProblem(field, config.span_of(field), body, "validation")
-                for field, body in config_validation.validate(config.value)]
+                for field, body in validation.validate(config.value)]
     return (None if problems else config), problems
 
 

@@ -21,10 +21,10 @@ import json
 import re
 from typing import Iterator
 
-from . import apierrors as E
-from .cluster.selectors import label_key_errors
-from .cluster.validation import node_selector_requirement
-from .plugins import registry
+from .. import apierrors as E
+from ..cluster.selectors import label_key_errors
+from ..cluster.validation import node_selector_requirement
+from ..plugins import registry
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 SCORING_STRATEGIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")   # sets.List: sorted
@@ -355,7 +355,7 @@ def node_resources_balanced_allocation(args: dict, path: str) -> Iterator[Proble
 def node_affinity(args: dict, path: str) -> Iterator[Problem]:
     """nodeaffinity.NewNodeSelector / NewPreferredSchedulingTerms: each requirement parses (the
     label requirements as NodeSelectorRequirements; the field ones on metadata.name, one value)."""
-    from .cluster import model
+    from ..cluster import model
     added = args.get("addedAffinity") or {}
     at = f"{path}.addedAffinity"
     required = added.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
