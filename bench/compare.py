@@ -55,21 +55,28 @@ def compare_simulate(versions: dict, directory: Path, pods: int, percentage, chu
     runs = {}
     for name, mod in versions.items():
         state, pending, exe = setup(mod, directory)
-        _simulate(mod)({"default-scheduler": exe}, state, pending[:chunk], percentage=percentage)
+        simulate_of(mod)({"default-scheduler": exe}, state, pending[:chunk], percentage=percentage)
         runs[name] = mod.load_cluster([directory / "cluster.json"]), pending, exe
     spent = dict.fromkeys(versions, 0.0)
     for i, start in enumerate(range(0, pods, chunk)):
         for name in (list(versions) if i % 2 == 0 else list(versions)[::-1]):
             mod = versions[name]
             state, pending, exe = runs[name]
-            simulate = _simulate(mod)
+            simulate = simulate_of(mod)
             t = time.process_time()
             simulate({"default-scheduler": exe}, state, pending[start:start + chunk], percentage=percentage)
             spent[name] += time.process_time() - t
     return {name: pods / seconds for name, seconds in spent.items()}
 
 
-def _simulate(mod):
+def simulate_of(mod):
+    """``simulate`` of either layout: policylang/forecast/simulate.py, or policylang/simulate.py in
+    commits before the forecast/ package."""
+    try:
+        return importlib.import_module(mod.__name__ + ".forecast.simulate").simulate
+    except ModuleNotFoundError as e:
+        if e.name not in (mod.__name__ + ".forecast", mod.__name__ + ".forecast.simulate"):
+            raise
     return importlib.import_module(mod.__name__ + ".simulate").simulate
 
 

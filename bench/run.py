@@ -32,7 +32,7 @@ from generate import generate, kubectl_yaml  # noqa: E402
 
 from policylang import Executable, load_cluster, load_objects, load_plans, schedule  # noqa: E402
 from policylang.run.schedule import collector_paused  # noqa: E402
-from policylang.simulate import simulate  # noqa: E402
+from policylang.forecast.simulate import simulate  # noqa: E402
 
 
 def naive_default(state, pod) -> str | None:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from compare import earlier  # noqa: E402
+from compare import earlier, simulate_of  # noqa: E402
 from generate import generate  # noqa: E402
 
 import policylang  # noqa: E402
@@ -127,7 +127,7 @@ def against(rev: str, nodes: int) -> dict:
                     state = mod.load_cluster([directory / f"{workload}.json"])
                     pods = mod.load_objects(directory / f"{workload}-pending.json")
                     exe = mod.Executable(mod.load_plans()["default-scheduler"], "vector")
-                    simulate = __import__(mod.__name__ + ".simulate", fromlist=["simulate"]).simulate
+                    simulate = simulate_of(mod)
                     t = time.process_time()
                     if workload == "preemption":
                         simulate({"default-scheduler": exe}, state, pods)

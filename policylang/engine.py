@@ -30,14 +30,14 @@ if TYPE_CHECKING:
     from .cluster.model import Node, Pod
     from .cluster.state import ClusterState
     from .decision import Decision
-    from .capacity import Headroom, NodesNeeded
+    from .forecast.capacity import Headroom, NodesNeeded
     from .explain import Explanation
     from .pending import Held, PodToDecide
     from .plan import Plan
     from .run.executable import Executable
-    from .simulate import Placement
+    from .forecast.simulate import Placement
     from .target import Target
-    from .whatif import WhatIfOutcome
+    from .forecast.whatif import WhatIfOutcome
 
 #: What the verbs take as a pod: a Pod, a dict as kubectl prints one, a file holding exactly one
 #: pod, or a pod of the state by ``NAMESPACE/NAME`` (or ``NAME`` in the engine's namespace).
@@ -190,7 +190,7 @@ class Engine:
         ``remove NODE``, ``remove-zone ZONE``, ``add N like NODE``; whatif's grammar) do to the
         pods, in order: who moves, who is lost, which budgets block a drain."""
         from .cluster.state import ClusterState
-        from .whatif import Event, parse_event, whatif
+        from .forecast.whatif import Event, parse_event, whatif
 
         parsed = [e if isinstance(e, Event) else parse_event(e) for e in events]
         # Events that change nodes make states of their own; the outcome keeps the last one, so
@@ -202,7 +202,7 @@ class Engine:
     def capacity(self, *pods: "PodLike | PodToDecide", limit: Optional[int] = None) -> "Headroom":
         """How many more copies of the pod (of the pods together, when several: one copy is all of
         them) fit, one after another, and where."""
-        from .capacity import DEFAULT_LIMIT, headroom
+        from .forecast.capacity import DEFAULT_LIMIT, headroom
 
         unit = [self._one_pod(p).pod for p in pods]
         limit = limit or DEFAULT_LIMIT
@@ -213,7 +213,7 @@ class Engine:
                      limit: int = 100) -> "NodesNeeded":
         """The fewest copies of the template node to add so that the pods (default: the state's
         pending pods, taken off the state) all schedule."""
-        from .capacity import nodes_needed
+        from .forecast.capacity import nodes_needed
         from .pending import is_pending
 
         with using(self.budget):
@@ -278,7 +278,7 @@ class Engine:
         """Schedule the pods one after another in queue order (priority, then arrival), binding
         each into the state, preempting where the profile does (default: the state's pending
         pods). Use a fork to try it without keeping it."""
-        from .simulate import simulate
+        from .forecast.simulate import simulate
 
         found = [p.pod for p in self.pods()] if pods is None else [self._one_pod(p).pod for p in pods]
         rng = _generator(seed)
@@ -334,7 +334,7 @@ class Engine:
 
     def cordon(self, name: str) -> None:
         """``kubectl cordon NAME``: unschedulable, as the NodeUnschedulable filter reads it."""
-        from .whatif import cordoned
+        from .forecast.whatif import cordoned
 
         cordoned_node = cordoned(self._node(name))
         self._replace_nodes(lambda nodes: [cordoned_node if n.metadata.name == name else n for n in nodes])

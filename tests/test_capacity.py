@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from policylang import load_plans
-from policylang.capacity import copies, headroom, nodes_needed
+from policylang.forecast.capacity import copies, headroom, nodes_needed
 from policylang.cli import main
 from policylang.cluster.load import structure_object
 from policylang.cluster.state import ClusterState
 from policylang.run.schedule import Executable
-from policylang.simulate import simulate
+from policylang.forecast.simulate import simulate
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).parent / "fixtures" / "capacity"

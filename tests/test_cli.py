@@ -176,7 +176,7 @@ def test_ctrl_c_during_simulate_exits_130_and_leaves_the_state_file_alone(capsys
 
     def interrupted(profile_for, state, pods, *, into, **_kwargs):
         raise KeyboardInterrupt
-    monkeypatch.setattr("policylang.simulate.simulate", interrupted)
+    monkeypatch.setattr("policylang.forecast.simulate.simulate", interrupted)
     code, _, err = run(capsys, "simulate", "--cluster", EXAMPLES / "cluster.yaml", "--pods", EXAMPLES / "pods",
                        "--write-state", out)
     assert code == 130

@@ -14,7 +14,7 @@ from policylang.cli import main
 from policylang.cluster import resourceclaims
 from policylang.cluster.load import load_cluster as load_paths
 from policylang.run.schedule import EXECUTORS, Executable, schedule
-from policylang.simulate import simulate
+from policylang.forecast.simulate import simulate
 
 ROOT = Path(__file__).parent.parent
 DRA = ROOT / "examples" / "dra"

@@ -21,7 +21,7 @@ import strategies as S
 from policylang import Executable, check, compile_all, load_plans, load_program, schedule
 from policylang.run import vector
 from policylang.run.schedule import Sampling
-from policylang.simulate import simulate
+from policylang.forecast.simulate import simulate
 from test_properties import more_examples, scheduling_cases
 
 

@@ -151,7 +151,7 @@ def simulate_comparable(doc: dict) -> dict:
 def policylang_simulation(cluster: S.Cluster, pods: list, preemption: bool = True,
                           exe: Executable | None = None) -> dict:
     from policylang.report.decisions import simulate_json
-    from policylang.simulate import simulate
+    from policylang.forecast.simulate import simulate
 
     state = cluster.state()
     placements = simulate({"default-scheduler": exe or default_profile()}, state, [S.structure(p) for p in pods],

@@ -73,7 +73,7 @@ def test_batch_under_sampling(oracle, case):
     only if every earlier search visited the same nodes."""
     cluster, pods, percentage = case
     note(json.dumps({"percentage": percentage, "objects": [*cluster.nodes, *cluster.pods], "pods": pods}))
-    from policylang.simulate import simulate
+    from policylang.forecast.simulate import simulate
     from policylang.report.decisions import simulate_json
 
     state = cluster.state()

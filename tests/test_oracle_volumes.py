@@ -24,7 +24,7 @@ from policylang import schedule
 from policylang.cluster.load import problems
 from policylang.cluster.state import ClusterState
 from policylang.report.decisions import decision_json, simulate_json
-from policylang.simulate import simulate
+from policylang.forecast.simulate import simulate
 from test_oracle import default_profile, examples, simulate_comparable
 
 

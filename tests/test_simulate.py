@@ -9,7 +9,7 @@ import yaml
 from policylang import load_cluster, load_plans
 from policylang.cli import main
 from policylang.run.schedule import Executable, schedule
-from policylang.simulate import queue_order, simulate
+from policylang.forecast.simulate import queue_order, simulate
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = ROOT / "examples"
@@ -283,7 +283,7 @@ def test_diff_text(capsys, golden):
 def test_write_state_into_a_missing_directory_fails_before_simulating(tmp_path, capsys, monkeypatch):
     def never(*_args, **_kwargs):
         raise AssertionError("simulated before checking --write-state")
-    monkeypatch.setattr("policylang.simulate.simulate", never)
+    monkeypatch.setattr("policylang.forecast.simulate.simulate", never)
     code = main(["simulate", "--cluster", str(EXAMPLES / "cluster.yaml"), "--pods", str(EXAMPLES / "pods"),
                  "--write-state", str(tmp_path / "missing" / "after.yaml")])
     assert code == 2

@@ -10,7 +10,7 @@ from policylang import load_cluster, load_plans
 from policylang.cli import main
 from policylang.cluster.load import structure_object
 from policylang.run.schedule import Executable, schedule
-from policylang.simulate import simulate
+from policylang.forecast.simulate import simulate
 
 
 def node(name, **labels):

@@ -11,12 +11,13 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from policylang import budgets, load_plans
+from policylang import load_plans
+from policylang.forecast import budgets
 from policylang.cli import main
 from policylang.cluster.load import structure_object
 from policylang.cluster.state import ClusterState
 from policylang.run.schedule import Executable
-from policylang.whatif import eviction_delay, parse_event, whatif
+from policylang.forecast.whatif import eviction_delay, parse_event, whatif
 
 ROOT = Path(__file__).resolve().parent.parent
 ZONES = str(ROOT / "examples" / "zones.yaml")

@@ -197,7 +197,7 @@ def cmd_simulate(args) -> int:
 def cmd_diff(args) -> int:
     from ..config.read import is_configuration
     from ..report.decisions import simulate_summary, utilisation
-    from ..diff import changes, diff_json, diff_text
+    from ..forecast.diff import changes, diff_json, diff_text
 
     if len(args.sides) != 2:
         raise InputError("name the two sides to compare: --policy and --config, twice in all (before, then after)")

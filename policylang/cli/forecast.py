@@ -53,7 +53,7 @@ def register(sub) -> None:
 
 def cmd_whatif(args) -> int:
     from ..report.decisions import Style
-    from ..whatif import parse_event
+    from ..forecast.whatif import parse_event
     from ..report.whatif import verdict, whatif_json, whatif_text
 
     events = [parse_event(e) for e in args.event]
@@ -109,7 +109,7 @@ def cmd_capacity(args) -> int:
 
 def _nodes_question(args, engine):
     """capacity --node-template: the fewest such nodes for the batch (--pods, or the dump's pending pods)."""
-    from ..capacity import nodes_needed_json, nodes_needed_text
+    from ..forecast.capacity import nodes_needed_json, nodes_needed_text
     from ..report.html import nodes_needed_page
 
     found = load_objects(args.node_template, kinds=["Node"])
@@ -123,7 +123,7 @@ def _nodes_question(args, engine):
 
 def _headroom_question(args, engine):
     """capacity --pod / --workload: how many more copies fit."""
-    from ..capacity import headroom_json, headroom_text
+    from ..forecast.capacity import headroom_json, headroom_text
     from ..report.html import headroom_page
 
     if args.pod:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from .decisions import Style, _cores, _gib, _printable
-from ..whatif import WhatIfOutcome
+from ..forecast.whatif import WhatIfOutcome
 
 WHATIF_SCHEMA = "policylang/whatif/v1"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from .frozen import frozen
+from ..frozen import frozen
 from .simulate import Placement
 
 

@@ -37,13 +37,13 @@ from typing import Callable, Optional
 import attrs
 
 from . import budgets
-from .cluster.load import load_objects
-from .cluster.model import Node, Pod, PodStatus, Taint
-from .cluster.state import TERMINAL_PHASES, ClusterState
-from .diagnostics import InputError
-from .frozen import frozen
-from .pending import is_pending
-from .report.decisions import utilisation
+from ..cluster.load import load_objects
+from ..cluster.model import Node, Pod, PodStatus, Taint
+from ..cluster.state import TERMINAL_PHASES, ClusterState
+from ..diagnostics import InputError
+from ..frozen import frozen
+from ..pending import is_pending
+from ..report.decisions import utilisation
 from .simulate import Placement, simulate
 
 ZONE = "topology.kubernetes.io/zone"
@@ -198,7 +198,7 @@ def whatif(profile_for: ProfileFor, state: ClusterState, events: list[Event], pr
 
 def _explain(profile_for: ProfileFor, state: ClusterState, pods: list[Pod]) -> dict:
     """explain's near misses and verified suggestions for pods left pending (those with a profile)."""
-    from .explain import explain
+    from ..explain import explain
 
     out = {}
     for pod in pods:
@@ -441,7 +441,7 @@ def drain_filter(pods: list[Pod]) -> tuple[list[Stay], list[Pod], list[str]]:
 def matching_tolerations(taints, tolerations) -> "list | None":
     """GetMatchingTolerations: for each taint the first toleration that tolerates it; None when
     some taint has none."""
-    from .cluster.selectors import tolerates
+    from ..cluster.selectors import tolerates
 
     used = []
     for taint in taints:

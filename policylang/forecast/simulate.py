@@ -16,13 +16,13 @@ from typing import Callable, Iterable
 
 import attrs
 
-from .cluster import resourceclaims
-from .cluster.model import Pod
-from .cluster.state import ClusterState
-from .decision import Decision, Victim
-from .frozen import frozen
-from .plugins import companions
-from .run.schedule import Executable, Sampling, collector_paused, schedule
+from ..cluster import resourceclaims
+from ..cluster.model import Pod
+from ..cluster.state import ClusterState
+from ..decision import Decision, Victim
+from ..frozen import frozen
+from ..plugins import companions
+from ..run.schedule import Executable, Sampling, collector_paused, schedule
 
 
 @frozen
@@ -37,7 +37,7 @@ class Placement:
     @property
     def message(self) -> "str | None":
         if self.gates:
-            from .pending import GATED_MESSAGE
+            from ..pending import GATED_MESSAGE
             return f"{GATED_MESSAGE} ({', '.join(self.gates)})"
         if self.decision is None:
             return f"no profile for schedulerName \"{self.pod.spec.scheduler_name}\""

@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 from typing import Iterable, Optional
 
-from .cluster.model import Pod, PodDisruptionBudget
-from .cluster.selectors import selector_matches
-from .cluster.state import TERMINAL_PHASES, ClusterState
-from .frozen import frozen
+from ..cluster.model import Pod, PodDisruptionBudget
+from ..cluster.selectors import selector_matches
+from ..cluster.state import TERMINAL_PHASES, ClusterState
+from ..frozen import frozen
 
 # The eviction API's words (pkg/registry/core/pod/storage/eviction.go).
 TOO_MANY_REQUESTS = "Cannot evict pod as it would violate the pod's disruption budget."

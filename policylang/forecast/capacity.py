@@ -15,10 +15,10 @@ from typing import Callable, Optional
 
 import attrs
 
-from .cluster.model import Node, Pod
-from .cluster.state import ClusterState
-from .frozen import frozen
-from .report.decisions import _cores, _gib, _printable, utilisation
+from ..cluster.model import Node, Pod
+from ..cluster.state import ClusterState
+from ..frozen import frozen
+from ..report.decisions import _cores, _gib, _printable, utilisation
 from .simulate import Placement, simulate
 from .whatif import fresh_copy
 
@@ -193,7 +193,7 @@ def _unit_text(unit) -> str:
 
 
 def _requests(pod: Pod) -> str:
-    from .cluster.resources import pod_requests
+    from ..cluster.resources import pod_requests
     req = pod_requests(pod)
     cpu, mem = req.get("cpu"), req.get("memory")
     return f"cpu {_cores(cpu.milli() if cpu else 0)}, memory {_gib((mem.milli() // 1000) if mem else 0)}"
