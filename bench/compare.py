@@ -35,8 +35,13 @@ def earlier(rev: str, into: Path):
                              check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     (into / "policylang").rename(into / name)
-    parse = into / name / "parse.py"      # the grammar is found by package name
-    parse.write_text(parse.read_text().replace('resources.files("policylang")', f'resources.files("{name}")'))
+    # The grammar is found by package name: resources.files("policylang") in policylang/parse.py or
+    # policylang/grammar.py of earlier commits, resources.files("policylang.syntax") in
+    # policylang/syntax/grammar.py since; whichever module says it is patched.
+    for module in (into / name).rglob("*.py"):
+        text = module.read_text()
+        if 'resources.files("policylang' in text:
+            module.write_text(text.replace('resources.files("policylang', f'resources.files("{name}'))
     sys.path.insert(0, str(into))
     return importlib.import_module(name)
 

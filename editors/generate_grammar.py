@@ -1,5 +1,5 @@
 """Write the TextMate grammar for .sched files from the language's own definitions: the keywords
-from the Lark grammar (policylang/grammar.lark, through grammar.keywords), the builtins from
+from the Lark grammar (policylang/syntax/grammar.lark, through grammar.keywords), the builtins from
 builtins.REGISTRY, the scopes from the checker. So highlighting cannot drift from the syntax:
 tests/test_editors.py fails when the committed grammar is not what this writes.
 
@@ -33,10 +33,10 @@ def words(ws) -> str:
 
 def grammar() -> dict:
     sys.path.insert(0, str(HERE.parent))
-    from policylang.ast import AGGREGATES
+    from policylang.syntax.ast import AGGREGATES
     from policylang.builtins import REGISTRY
     from policylang.infer import SCOPE_TYPES
-    from policylang.grammar import keywords
+    from policylang.syntax.grammar import keywords
 
     kws = keywords()
     control = [k for k in kws if k not in DECLARATIONS + WORD_OPERATORS + CONSTANTS]

@@ -17,7 +17,7 @@ import atheris  # noqa: E402
 
 with atheris.instrument_imports(include=["policylang"]):
     # The entry points import policylang lazily: import what they reach here, to instrument it.
-    import policylang.check, policylang.cluster.load, policylang.format, policylang.program  # noqa: E401,F401
+    import policylang.check, policylang.cluster.load, policylang.syntax.format, policylang.program  # noqa: E401,F401
     from fuzz.targets import ENTRIES  # noqa: E402
 
 if __name__ == "__main__":

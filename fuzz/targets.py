@@ -155,8 +155,8 @@ def _text(data: bytes) -> str | None:
 def parse_entry(data: bytes) -> None:
     """The parser, then the formatter on what parsed (it must print something that parses again)."""
     from policylang.diagnostics import PolicyError
-    from policylang.format import format_source
-    from policylang.parse import parse
+    from policylang.syntax.format import format_source
+    from policylang.syntax.parse import parse
     text = _text(data)
     if text is None:
         return

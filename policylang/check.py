@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import attrs
 
-from . import ast
+from .syntax import ast
 from .diagnostics import Diagnostic, PolicyError, Reporter
 from .frozen import frozen
 from .vocabulary import EXTENSION_POINTS, NORMALIZERS

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 
-from . import ast
+from .syntax import ast
 from . import plan as P
 from .check import Checked
 from .diagnostics import Diagnostic, PolicyError

@@ -13,7 +13,7 @@ from typing import Iterable
 
 import attrs
 
-from . import ast
+from .syntax import ast
 from . import builtins as bi
 from .types import (ANY, BOOL, DURATION, FLOAT, INT, NULL, NUMERIC, QUANTITY, STRING, Type,
                     anon_record, compatible, fields_of, is_any, list_of, map_of, record, unify)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import attrs
 
-from . import ast
+from .syntax import ast
 from .check import Checked
 
 # The most expressions one profile's plan may hold once its defs are inlined: defs that call

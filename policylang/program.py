@@ -10,7 +10,7 @@ from pathlib import Path
 
 import attrs
 
-from . import ast
+from .syntax import ast
 from .diagnostics import Diagnostic, InputError, PolicyError
 from .inputs import read_text
 from .roots import allowed_roots, confined, policy_roots, snake_case, stdlib_dir  # noqa: F401  (where they were)
@@ -91,7 +91,7 @@ def _load(program: Program, path: str, text: str | None, diagnostics: list, stac
         return
     # Here: `policylang check` of an unchanged file never parses. A file read from disk has its
     # AST kept in the cache; a text given in memory (generated, an editor's buffer) does not.
-    from .parse import parse, parse_file
+    from .syntax.parse import parse, parse_file
 
     read = parse_file if text is None else parse
     if text is None:

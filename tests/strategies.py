@@ -8,7 +8,7 @@ Three families, each usable on its own:
   so every property that uses them also exercises loading and the API server's defaults.
 - **Clusters**: a :class:`Cluster` of node and pod dicts whose bound pods name existing nodes;
   ``Cluster.state()`` builds a fresh ``ClusterState`` each time it is called.
-- **Programs**: ``.sched`` modules drawn as ``policylang.ast`` trees in the canonical shape the
+- **Programs**: ``.sched`` modules drawn as ``policylang.syntax.ast`` trees in the canonical shape the
   parser produces (see :func:`modules`), so that formatting one and parsing the text back must
   give the same tree.
 
@@ -27,7 +27,7 @@ from functools import lru_cache
 import attrs
 from hypothesis import assume, strategies as st
 
-from policylang import ast
+from policylang.syntax import ast
 from policylang.builtins import REGISTRY
 from policylang.cluster.load import structure_object
 from policylang.cluster.quantity import Quantity, QuantityError, parse_quantity
@@ -719,7 +719,7 @@ _CONTINUES_AN_EXPRESSION = re.compile(r"^(?:[(\[.\-+*/%<>=!?]|(?:not|in|and|or)\
 
 
 def _prefer_condition_ok(cond) -> bool:
-    from policylang.format import expr as fmt_expr
+    from policylang.syntax.format import expr as fmt_expr
     return not _CONTINUES_AN_EXPRESSION.match(fmt_expr(cond))
 
 

@@ -12,7 +12,7 @@ import pytest
 import policylang
 from policylang import cache
 from policylang.diagnostics import PolicyError
-from policylang.parse import parse, parse_file
+from policylang.syntax.parse import parse, parse_file
 
 POLICY = """policy Mine
 

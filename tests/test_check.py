@@ -84,7 +84,7 @@ def test_the_stdlib_checks_clean():
 def test_check_all_reports_without_raising_and_keeps_each_expressions_type():
     from policylang.check import check_all
     from policylang.lint.sched_ast import all_exprs
-    from policylang import ast as A
+    from policylang.syntax import ast as A
     text = ('policy P\n\nfilter f {\n    reject when pod.spec.tolerationz == null reason "no"\n'
             '    reject when len(node.spec.taints) > 0 reason "tainted"\n}\n')
     program = load_program("p.sched", text=text)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from policylang.grammar import keywords
+from policylang.syntax.grammar import keywords
 
 EDITORS = Path(__file__).resolve().parent.parent / "editors"
 VSCODE = EDITORS / "vscode"

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from policylang.cli import main
-from policylang.format import format_source
-from policylang.parse import parse
+from policylang.syntax.format import format_source
+from policylang.syntax.parse import parse
 
 ROOT = Path(__file__).parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "format"

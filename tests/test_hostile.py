@@ -316,7 +316,7 @@ def test_a_long_string_literal_lexes_in_linear_memory(capsys, tmp_path):
     import tracemalloc
     policy = tmp_path / "big.sched"
     policy.write_text('policy Big\n\ndef s() = "' + "a" * 400_000 + '\\n" + \'it\\\'s ' + "b" * 100_000 + "'\n")
-    from policylang.parse import parse
+    from policylang.syntax.parse import parse
     parse("policy Warm\n")                  # the parser itself is built once, outside the measure
     tracemalloc.start()
     try:

@@ -19,9 +19,9 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from policylang.check import check, check_all
 from policylang.cli import main
 from policylang.diagnostics import PolicyError
-from policylang.format import format_source
+from policylang.syntax.format import format_source
 from policylang.lint.edits import apply as apply_edits
-from policylang.parse import parse
+from policylang.syntax.parse import parse
 from policylang.program import load_program, stdlib_dir
 
 ROOT = Path(__file__).resolve().parent.parent

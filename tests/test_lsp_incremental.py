@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import strategies as S
 from policylang.diagnostics import PolicyError
 from policylang.lsp.incremental import IncrementalParser
-from policylang.parse import parse
+from policylang.syntax.parse import parse
 from policylang.program import stdlib_dir
 from policylang.source import Span
 

@@ -5,9 +5,9 @@ from pathlib import Path
 import attrs
 import pytest
 
-from policylang import ast
+from policylang.syntax import ast
 from policylang.cluster.quantity import Quantity
-from policylang.parse import parse, parse_expr
+from policylang.syntax.parse import parse, parse_expr
 
 FIXTURES = Path(__file__).parent / "fixtures" / "parse"
 STDLIB = Path(__file__).parent.parent / "stdlib_policies"
@@ -132,14 +132,14 @@ def test_the_largest_int64_literal_parses():
 
 
 def test_keywords_are_the_grammars_words():
-    from policylang.grammar import keywords
+    from policylang.syntax.grammar import keywords
     words = keywords()
     assert {"policy", "filter", "reject", "when", "reason", "normalize", "true", "null", "in", "fold"} <= set(words)
     assert "NAME" not in words and "(" not in words and list(words) == sorted(set(words))
 
 
 def test_declaration_pieces_cut_before_each_declaration_and_keep_the_text():
-    from policylang.parse import declaration_pieces, parse_piece
+    from policylang.syntax.parse import declaration_pieces, parse_piece
     text = (Path(__file__).parent.parent / "stdlib_policies" / "taint_toleration.sched").read_text()
     pieces = declaration_pieces(text)
     assert "".join(p for _, p in pieces) == text

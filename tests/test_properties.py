@@ -23,16 +23,16 @@ from hypothesis import strategies as st
 
 import strategies as S
 from policylang import Executable, check, compile_all, load_plans, load_program, schedule, stdlib_dir
-from policylang import ast as A
-from policylang.ast import Module
+from policylang.syntax import ast as A
+from policylang.syntax.ast import Module
 from policylang.cluster.selectors import tolerates
 from policylang.cli import main
 from policylang.cluster.model import Taint
 from policylang.cluster.quantity import Quantity, format_quantity, parse_quantity
 from policylang.diagnostics import PolicyError
-from policylang.format import expr as fmt_expr
-from policylang.format import format_module, format_source
-from policylang.parse import parse
+from policylang.syntax.format import expr as fmt_expr
+from policylang.syntax.format import format_module, format_source
+from policylang.syntax.parse import parse
 from policylang.report.decisions import eval_json
 
 ROOT = Path(__file__).parent.parent

@@ -89,7 +89,7 @@ def formatted(text: str, path: str) -> str:
     from .. import cache
 
     def build() -> str:
-        from ..format import format_source
+        from ..syntax.format import format_source
         return format_source(text, path)
 
     return cache.cached("formatted", cache.key("formatted", text), build, str, allow=cache.nothing)

@@ -25,7 +25,7 @@ from . import schema, validation
 from ..diagnostics import InputError, InputErrors
 from ..frozen import frozen
 from ..inputs import check_node_graph, read_text
-from ..literal import to_literal
+from ..syntax.literal import to_literal
 from ..plugins import registry
 from ..source import Span
 from ..yaml_source import YamlNode

@@ -47,7 +47,7 @@ from functools import lru_cache
 import attrs
 import lark
 
-from policylang.grammar import cached_lark
+from policylang.syntax.grammar import cached_lark
 from policylang.cluster.quantity import Quantity
 from policylang.frozen import frozen
 from policylang.dra.cel_values import (ANY, BOOL, CEL_SELECTOR_EXPRESSION_MAX_COST,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from .. import ast
+from ..syntax import ast
 from ..check import Checked
 from ..program import Program
 

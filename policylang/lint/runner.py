@@ -8,12 +8,12 @@ from pathlib import Path
 
 import attrs
 
-from .. import ast
+from ..syntax import ast
 from ..check import check
 from ..plan_size import profiles_past_bound
 from ..diagnostics import InputError, PolicyError
 from ..inputs import read_source
-from ..parse import parse_file
+from ..syntax.parse import parse_file
 from ..program import load_program
 from ..source import Span
 from . import edits, suppress

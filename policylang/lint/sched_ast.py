@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from .. import ast
+from ..syntax import ast
 from ..source import Span
 
 BLOCKS = (ast.Filter, ast.Score, ast.Rule)

@@ -7,7 +7,7 @@ import re
 
 import attrs
 
-from ..format import _comments  # the formatter's comment finder: `#` outside string literals
+from ..syntax.format import _comments  # the formatter's comment finder: `#` outside string literals
 from ..source import Span
 from . import edits
 from .catalogue import all_rules

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import attrs
 
-from .. import ast
+from ..syntax import ast
 from ..check import Checked, check_all
 from ..diagnostics import Diagnostic, InputError, PolicyError, sort_and_cap
 from ..frozen import frozen

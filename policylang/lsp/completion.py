@@ -15,16 +15,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .. import ast
+from ..syntax import ast
 from ..builtins import REGISTRY
 from ..check import STATUS_CODES
 from ..diagnostics import InputError, PolicyError
-from ..format import expr as expr_text, type_text
+from ..syntax.format import expr as expr_text, type_text
 from ..frozen import frozen
-from ..grammar import keywords
+from ..syntax.grammar import keywords
 from ..infer import GLOBALS, SCOPE_TYPES
 from ..inputs import read_text
-from ..parse import parse
+from ..syntax.parse import parse
 from ..vocabulary import NORMALIZERS
 from ..program import confined, policy_roots, stdlib_dir
 from ..types import Type, fields_of, record_fields

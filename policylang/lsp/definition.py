@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .. import ast
+from ..syntax import ast
 from ..lint.sched_ast import name_span
 from ..source import Span
 from .analysis import Analysis

@@ -5,7 +5,7 @@ pod of the dump, as `policylang eval --profile FILE --cluster DUMP` runs it."""
 from __future__ import annotations
 
 
-from .. import ast
+from ..syntax import ast
 from ..diagnostics import InputError
 from ..frozen import frozen
 from ..source import Span

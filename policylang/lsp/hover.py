@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import attrs
 
-from .. import ast
+from ..syntax import ast
 from ..builtins import REGISTRY
-from ..format import expr as expr_text, type_text
+from ..syntax.format import expr as expr_text, type_text
 from ..frozen import frozen
 from ..infer import GLOBALS, SCOPE_TYPES
 from ..source import Span

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import attrs
 
-from .. import ast
+from ..syntax import ast
 from ..diagnostics import PolicyError
-from ..parse import declaration_pieces, parse, parse_piece
+from ..syntax.parse import declaration_pieces, parse, parse_piece
 from ..source import Span
 
 

@@ -3,7 +3,7 @@ first (a declaration, a statement, then expressions down to the innermost)."""
 
 from __future__ import annotations
 
-from .. import ast
+from ..syntax import ast
 from ..lint.sched_ast import children, decl_exprs, stmt_exprs
 from ..source import Span
 

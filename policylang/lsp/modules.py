@@ -7,10 +7,10 @@ import json
 from functools import lru_cache
 from importlib import resources
 
-from .. import ast
+from ..syntax import ast
 from ..diagnostics import PolicyError
 from ..inputs import read_text
-from ..parse import parse
+from ..syntax.parse import parse
 from ..program import stdlib_dir
 from .analysis import Analysis
 

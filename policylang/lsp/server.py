@@ -283,7 +283,7 @@ async def document_symbol(ls: PolicyServer, params: lsp.DocumentSymbolParams) ->
 
 @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
 async def formatting(ls: PolicyServer, params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit] | None:
-    from ..format import format_source
+    from ..syntax.format import format_source
 
     a = await ls.current(params.text_document.uri)
     try:

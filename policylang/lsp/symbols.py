@@ -7,7 +7,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from .. import ast
+from ..syntax import ast
 from ..frozen import frozen
 from ..lint.sched_ast import name_span
 from ..source import Span

@@ -12,9 +12,10 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from .. import ast, cache
+from .. import cache
+from ..syntax import ast
 from ..frozen import frozen
-from ..parse import parse_file
+from ..syntax.parse import parse_file
 from ..vocabulary import EXTENSION_POINTS
 from ..roots import snake_case, stdlib_dir
 

@@ -27,7 +27,7 @@ import yaml
 from policylang import check, compile_profile, load_program
 from policylang.cluster.load import structure_object
 from policylang.cluster.state import ClusterState
-from policylang.literal import to_literal
+from policylang.syntax.literal import to_literal
 from policylang.run import batch
 from policylang.run.schedule import (EXECUTORS, Executable, PlanRuntimeError, base_env, run_filters, run_postfilter,
                                      run_prefilter, run_scores)

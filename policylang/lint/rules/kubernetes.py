@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ... import ast
+from ...syntax import ast
 from ..registry import rule
 from ..k8s import is_unknown_reserved, reserved_notes, topology_problem
 from ..sched_ast import all_exprs, const_int, const_string, head_span

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ... import ast
-from ...format import expr as show
+from ...syntax import ast
+from ...syntax.format import expr as show
 from ..registry import rule
 from ..sched_ast import BLOCKS, NotConstant, children, decl_exprs, fold, fold_bool, head_span
 

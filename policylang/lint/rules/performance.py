@@ -3,7 +3,7 @@ and lists built only to be counted."""
 
 from __future__ import annotations
 
-from ... import ast
+from ...syntax import ast
 from ..registry import rule
 from ..sched_ast import children, decl_exprs, free_names, head_span, stmt_exprs, walk
 

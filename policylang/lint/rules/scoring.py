@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import attrs
 
-from ... import ast
+from ...syntax import ast
 from ...diagnostics import InputError, PolicyError
 from ...frozen import frozen
-from ...parse import parse
+from ...syntax.parse import parse
 from ...plugins import registry
 from ..registry import rule
 from ..sched_ast import const_int, head_span, name_span

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ... import ast
+from ...syntax import ast
 from ..registry import rule
 
 VAGUE_REASON = rule(

@@ -10,10 +10,10 @@ import lark
 from lark import Token, Transformer, v_args
 
 from . import ast
-from .cluster.quantity import QuantityError, QuantityRangeError, parse_quantity
-from .diagnostics import Diagnostic
+from ..cluster.quantity import QuantityError, QuantityRangeError, parse_quantity
+from ..diagnostics import Diagnostic
 from .grammar import lalr, syntax_diagnostic
-from .source import Span
+from ..source import Span
 
 
 AGGREGATES = frozenset(ast.AGGREGATES) | {"group"}

@@ -10,9 +10,9 @@ from typing import Union
 
 import attrs
 
-from .frozen import frozen
-from .vocabulary import PRECEDENCE  # noqa: F401  (the syntax's; format.py reads it here)
-from .source import NO_SPAN, Span
+from ..frozen import frozen
+from ..vocabulary import PRECEDENCE  # noqa: F401  (the syntax's; format.py reads it here)
+from ..source import NO_SPAN, Span
 
 
 def _span():

@@ -11,9 +11,9 @@ from importlib import resources
 
 import lark
 
-from . import cache
-from .diagnostics import Diagnostic
-from .source import Span
+from .. import cache
+from ..diagnostics import Diagnostic
+from ..source import Span
 
 
 _OPTIONS = dict(parser="lalr", start=["start", "expr"], propagate_positions=True, maybe_placeholders=True)
@@ -21,7 +21,7 @@ _OPTIONS = dict(parser="lalr", start=["start", "expr"], propagate_positions=True
 @lru_cache(maxsize=None)
 def lalr() -> lark.Lark:
     """The LALR parser of grammar.lark."""
-    return cached_lark(resources.files("policylang").joinpath("grammar.lark").read_text(), _OPTIONS)
+    return cached_lark(resources.files("policylang.syntax").joinpath("grammar.lark").read_text(), _OPTIONS)
 
 
 def cached_lark(grammar: str, options: dict) -> lark.Lark:

@@ -1,5 +1,5 @@
 """Parse: .sched text → ast.Module, or diagnostics: the grammar's parser (grammar.py), a bound
-on nesting, and the tree built into the AST (ast_builder.py).
+on nesting, and the tree built into the AST (build.py).
 
 Lark and the tree builder are imported when text is parsed: a file whose AST the cache holds
 (``parse_file``) is read back without them."""
@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 
-from . import ast, cache
-from .diagnostics import Diagnostic, PolicyError
-from .source import Span
+from .. import cache
+from ..diagnostics import Diagnostic, PolicyError
+from ..source import Span
+from . import ast
 
 __all__ = ["parse", "parse_file", "parse_expr", "parse_piece", "declaration_pieces", "MAX_NESTING"]
 
@@ -25,7 +26,7 @@ def parse(text: str, path: str = "<input>") -> ast.Module:
     """Parse one file; raises PolicyError carrying every syntax diagnostic found."""
     import lark
 
-    from .ast_builder import Build
+    from .build import Build
     from .grammar import lalr, syntax_diagnostic
 
     diagnostics: list[Diagnostic] = []
@@ -94,7 +95,7 @@ def parse_piece(piece: str, lines_before: int, path: str) -> tuple:
 def parse_expr(text: str, path: str = "<expr>") -> ast.Expr:
     import lark
 
-    from .ast_builder import Build
+    from .build import Build
     from .grammar import lalr, syntax_diagnostic
 
     diagnostics: list[Diagnostic] = []
