@@ -34,7 +34,10 @@ from pathlib import Path
 import pickle
 import stat
 import sys
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
+
+if TYPE_CHECKING:
+    import lark
 
 T = TypeVar("T")
 
@@ -232,3 +235,26 @@ class _Unpickler(pickle.Unpickler):
             if self._allow(obj):
                 return obj
         raise pickle.UnpicklingError(f"a cache entry names {module}.{name}, which it may not")
+
+
+def cached_lark(grammar: str, options: dict) -> "lark.Lark":
+    """A Lark parser of ``grammar`` (the language's, syntax/grammar.py; CEL's, dra/cel.py).
+    Building LALR tables takes ~0.3 s, so they are kept here by the grammar's text, the options
+    and Lark's version; Lark's own ``cache=`` option is not used because it writes
+    non-atomically and unpickles whatever it finds, where this cache checks an entry before
+    trusting it."""
+    import lark
+
+    key_ = key("lark", grammar, lark.__version__, repr(sorted(options.items())))
+
+    def tables() -> dict:
+        out = io.BytesIO()
+        lark.Lark(grammar, **options).save(out)
+        return pickle.loads(out.getvalue())
+
+    # Lark's saved form is plain dicts, lists, strings and numbers: no class may be named.
+    data = cached("lark", key_, tables, dict, allow=nothing)
+    try:
+        return lark.Lark.__new__(lark.Lark)._load(data)
+    except Exception:  # noqa: BLE001 - tables that do not load are rebuilt, never trusted
+        return lark.Lark(grammar, **options)

@@ -3,7 +3,7 @@ that a stage reads them without importing another's classes: printing a plan imp
 tree, checking a policy no plan."""
 
 # The binary operators' precedence, loosest binding first, as the grammar nests them: both
-# printers (format.py for source, plan_text.py for plans) parenthesise by it.
+# printers (syntax/format.py for source, plan_text.py for plans) parenthesise by it.
 PRECEDENCE = {"or": 1, "and": 2, "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4, "in": 4, "notin": 4,
               "??": 5, "+": 6, "-": 6, "*": 7, "/": 7, "%": 7}
 

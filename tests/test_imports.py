@@ -1,11 +1,13 @@
-"""No import cycles among policylang's modules: every import is walked (at the top of a module
-and inside its functions alike, read with `ast`), and a cycle fails the test, printed as the
-chain of modules that makes it."""
+"""No import cycles among policylang's modules, and the layers kept apart: every import is walked
+(at the top of a module and inside its functions alike, read with `ast`); a cycle fails the test,
+printed as the chain of modules that makes it, and so does an import a layer contract (CONTRACTS)
+forbids."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import NamedTuple
 
 import policylang
 
@@ -14,6 +16,46 @@ PACKAGE = Path(policylang.__file__).resolve().parent
 # Cycles known and being broken elsewhere, each as the set of modules it runs through. Keep
 # this empty: an entry is a debt, with who is paying it.
 ALLOWED_CYCLES: list[frozenset] = []   # none: a cycle added here needs a comment saying why
+
+
+class Contract(NamedTuple):
+    """A layer contract: the modules it binds may not import the forbidden ones. A name stands for
+    the module or the package of that name and every module in it."""
+    rule: str                        # what it says, as a failure prints it
+    binds: tuple[str, ...]           # the importers
+    forbidden: tuple[str, ...]       # what they may not import
+    exempt: tuple[str, ...] = ()     # importers under `binds` that it does not bind
+    through: bool = False            # imports through other modules count too (a → b → forbidden)
+    # Known exceptions, (importer, imported, why): like ALLOWED_CYCLES, each is a debt with its
+    # reason; one that no longer happens fails the test until it is taken off.
+    allowed: tuple[tuple[str, str, str], ...] = ()
+
+
+# What people, editors, agents and clusters talk to; kubectl.py and __main__.py only start cli/.
+FRONT_ENDS = ("policylang.cli", "policylang.serve", "policylang.lsp", "policylang.mcp", "policylang.kubectl",
+              "policylang.__main__")
+REPORT = ("policylang.report",)
+# The language's stages: syntax, checking (check, with infer's expression rules), compiling to a plan.
+LANGUAGE = ("policylang.syntax", "policylang.check", "policylang.infer", "policylang.compile",
+            "policylang.plan", "policylang.plan_size", "policylang.plan_text")
+
+CONTRACTS = [
+    Contract("report/ (text, JSON and HTML for people and machines) is imported only by the front ends",
+             binds=("policylang",), exempt=FRONT_ENDS + REPORT, forbidden=REPORT,
+             allowed=(
+                 ("policylang.engine", "policylang.report.decisions",
+                  "Engine.results_json: the eval document, written for every front end that holds an Engine "
+                  "(imported inside the method)"),
+                 ("policylang.forecast.capacity", "policylang.report.decisions",
+                  "capacity's text and JSON writers live in capacity.py (issue 38 left them there) and print "
+                  "cores, GiB and names with report's _cores, _gib and _printable"),
+             )),
+    Contract("cluster/ and dra/ (the state and the allocator) import no language stage, directly or not",
+             binds=("policylang.cluster", "policylang.dra"), forbidden=LANGUAGE, through=True),
+    Contract("run/ (the scheduling cycle and the executors) imports no front end and no report, directly or not",
+             binds=("policylang.run",), forbidden=FRONT_ENDS + REPORT, through=True),
+]
+
 
 def _module_name(path: Path) -> str:
     parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
@@ -54,6 +96,33 @@ def _graph() -> dict[str, set[str]]:
     modules = _modules()
     known = set(modules)
     return {name: _imports(name, path, known) for name, path in modules.items()}
+
+
+def _within(module: str, names) -> bool:
+    return any(module == n or module.startswith(n + ".") for n in names)
+
+
+def _violations(graph: dict[str, set[str]], contract: Contract) -> dict[tuple[str, str], list[str]]:
+    """Each import the contract forbids, (importer, imported), with the shortest chain that reaches
+    it from a module the contract binds (the import itself when ``through`` is off). The walk stops at a
+    forbidden module: what it imports in turn is its own business."""
+    allowed = {(a, b) for a, b, _ in contract.allowed}
+    found: dict[tuple[str, str], list[str]] = {}
+    for start in sorted(graph):
+        if not _within(start, contract.binds) or _within(start, contract.exempt):
+            continue
+        chains, seen = [[start]], {start}
+        while chains:
+            chain = chains.pop(0)
+            for target in sorted(graph[chain[-1]]):
+                if _within(target, contract.forbidden):
+                    key = (chain[-1], target)
+                    if key not in allowed and (key not in found or len(chain) + 1 < len(found[key])):
+                        found[key] = chain + [target]
+                elif contract.through and target not in seen:
+                    seen.add(target)
+                    chains.append(chain + [target])
+    return found
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -120,3 +189,27 @@ def test_no_import_cycles_among_policylang_modules():
     graph = _graph()
     cycles = [c for c in _cycles(graph) if frozenset(c) not in ALLOWED_CYCLES]
     assert not cycles, "import cycles:\n" + "\n".join("  " + " → ".join(_a_cycle(graph, c)) for c in cycles)
+
+
+def test_a_contract_sees_imports_through_other_modules():
+    graph = {"policylang.run.schedule": {"policylang.cost"}, "policylang.cost": {"policylang.report.decisions"},
+             "policylang.report.decisions": {"policylang.cli.common"}, "policylang.cli.common": set()}
+    found = _violations(graph, Contract("run/ imports no report", binds=("policylang.run",),
+                                        forbidden=("policylang.report", "policylang.cli"), through=True))
+    assert found == {("policylang.cost", "policylang.report.decisions"):
+                     ["policylang.run.schedule", "policylang.cost", "policylang.report.decisions"]}
+    assert not _violations(graph, Contract("direct only", binds=("policylang.run",), forbidden=("policylang.report",)))
+
+
+def test_the_layer_contracts_hold():
+    graph = _graph()
+    problems = []
+    for contract in CONTRACTS:
+        for name in contract.binds + contract.forbidden + contract.exempt:
+            assert any(_within(m, (name,)) for m in graph), f"{contract.rule}: no module {name}"
+        for importer, imported, _ in contract.allowed:
+            if imported not in graph.get(importer, ()):
+                problems.append(f"{contract.rule}: the exception {importer} → {imported} no longer happens: take it off")
+        for chain in _violations(graph, contract).values():
+            problems.append(f"{contract.rule}: " + " → ".join(chain))
+    assert not problems, "layer contracts broken:\n" + "\n".join("  " + p for p in problems)

@@ -153,7 +153,8 @@ def cmd_explain(args) -> int:
 
 def cmd_simulate(args) -> int:
     from ..cluster.dump import write_state
-    from ..report.decisions import Style, simulate_json, simulate_text, utilisation
+    from ..forecast.utilisation import utilisation
+    from ..report.decisions import Style, simulate_json, simulate_text
 
     if args.write_state:
         check_state_target(args.write_state, args.cluster or [])
@@ -196,8 +197,9 @@ def cmd_simulate(args) -> int:
 
 def cmd_diff(args) -> int:
     from ..config.read import is_configuration
-    from ..report.decisions import simulate_summary, utilisation
     from ..forecast.diff import changes, diff_json, diff_text
+    from ..forecast.utilisation import utilisation
+    from ..report.decisions import simulate_summary
 
     if len(args.sides) != 2:
         raise InputError("name the two sides to compare: --policy and --config, twice in all (before, then after)")

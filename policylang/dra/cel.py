@@ -47,7 +47,7 @@ from functools import lru_cache
 import attrs
 import lark
 
-from policylang.syntax.grammar import cached_lark
+from policylang.cache import cached_lark
 from policylang.cluster.quantity import Quantity
 from policylang.frozen import frozen
 from policylang.dra.cel_values import (ANY, BOOL, CEL_SELECTOR_EXPRESSION_MAX_COST,
@@ -90,7 +90,7 @@ _FLOAT_AS_CEL_SPEC = '\n%override FLOAT_LIT: /-?/ DIGIT* "." DIGIT+ EXPONENT? | 
 @lru_cache(maxsize=None)
 def _parser() -> lark.Lark:
     """The LALR parser of cel-python's CEL grammar (``celpy/cel.lark``). Only the grammar file is
-    read, not celpy's modules; its tables are kept in policylang's cache as parse.py keeps ours."""
+    read, not celpy's modules; its tables are kept in policylang's cache (cache.cached_lark), as ours are."""
     import importlib.util
     from pathlib import Path
 

@@ -18,8 +18,9 @@ import attrs
 from ..cluster.model import Node, Pod
 from ..cluster.state import ClusterState
 from ..frozen import frozen
-from ..report.decisions import _cores, _gib, _printable, utilisation
+from ..report.decisions import _cores, _gib, _printable
 from .simulate import Placement, simulate
+from .utilisation import utilisation
 from .whatif import fresh_copy
 
 DEFAULT_LIMIT = 1000

@@ -43,8 +43,8 @@ from ..cluster.state import TERMINAL_PHASES, ClusterState
 from ..diagnostics import InputError
 from ..frozen import frozen
 from ..pending import is_pending
-from ..report.decisions import utilisation
 from .simulate import Placement, simulate
+from .utilisation import utilisation
 
 ZONE = "topology.kubernetes.io/zone"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"   # corev1.MirrorPodAnnotationKey
@@ -165,7 +165,7 @@ class WhatIfOutcome:
     pending: tuple[Placement, ...]  # pods left pending at the end (their last decision)
     lost: tuple[Move, ...]
     budgets: tuple[BudgetReport, ...]
-    before: dict                    # utilisation (report.utilisation) before the first event
+    before: dict                    # utilisation (utilisation.py) before the first event
     after: dict
     state: ClusterState             # the state after the last event
     explained: dict = attrs.field(factory=dict)   # pod key → explain's Explanation, for the first pending pods

@@ -6,6 +6,7 @@ import json
 from typing import Iterable
 
 from ..decision import Decision
+from ..forecast.utilisation import utilisation
 
 EVAL_SCHEMA = "policylang/eval/v1"
 
@@ -163,31 +164,6 @@ def eval_text(decisions: Iterable[Decision], style: Style) -> str:
 # ---- simulate --------------------------------------------------------------------
 
 SIMULATE_SCHEMA = "policylang/simulate/v1"
-GPU = "nvidia.com/gpu"
-
-
-def _milli(q) -> int:
-    return 0 if q is None else q.milli()
-
-
-def utilisation(state) -> dict:
-    """Requested / allocatable of cpu (millicores), memory (bytes), pods and GPUs, per node and zone."""
-    nodes, zones = {}, {}
-    for name, node in state.nodes.items():
-        alloc, used = node.status.allocatable, state.requested.get(name, {})
-        row = {
-            "cpu": {"requested": _milli(used.get("cpu")), "allocatable": _milli(alloc.get("cpu"))},
-            "memory": {"requested": _milli(used.get("memory")) // 1000, "allocatable": _milli(alloc.get("memory")) // 1000},
-            "pods": {"requested": len(state.pods_by_node.get(name, ())), "allocatable": _milli(alloc.get("pods")) // 1000},
-            "gpu": {"requested": _milli(used.get(GPU)) // 1000, "allocatable": _milli(alloc.get(GPU)) // 1000},
-        }
-        nodes[name] = row
-        zone = node.metadata.labels.get("topology.kubernetes.io/zone", "")
-        z = zones.setdefault(zone, {k: {"requested": 0, "allocatable": 0} for k in row})
-        for k, v in row.items():
-            z[k]["requested"] += v["requested"]
-            z[k]["allocatable"] += v["allocatable"]
-    return {"nodes": nodes, "zones": zones}
 
 
 def simulate_summary(placements) -> dict:

@@ -1,7 +1,6 @@
-"""The grammar (grammar.lark) as a Lark LALR parser, its keywords, and Lark's syntax errors as
-policylang diagnostics, so no input text, however broken, produces a traceback; and
-``cached_lark``, the parser of a grammar with its tables kept in the cache, which the CEL
-selectors' parser (dra/cel.py) uses too."""
+"""The grammar (grammar.lark) as a Lark LALR parser (its tables kept in the cache:
+``cache.cached_lark``), its keywords, and Lark's syntax errors as policylang diagnostics, so no
+input text, however broken, produces a traceback."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from importlib import resources
 
 import lark
 
-from .. import cache
+from ..cache import cached_lark
 from ..diagnostics import Diagnostic
 from ..source import Span
 
@@ -22,29 +21,6 @@ _OPTIONS = dict(parser="lalr", start=["start", "expr"], propagate_positions=True
 def lalr() -> lark.Lark:
     """The LALR parser of grammar.lark."""
     return cached_lark(resources.files("policylang.syntax").joinpath("grammar.lark").read_text(), _OPTIONS)
-
-
-def cached_lark(grammar: str, options: dict) -> lark.Lark:
-    """A Lark parser of ``grammar``. Building LALR tables takes ~0.3 s, so they are kept in the
-    cache (policylang/cache.py) by the grammar's text, the options and Lark's version; Lark's own
-    ``cache=`` option is not used because it writes non-atomically and unpickles whatever it
-    finds, where our cache checks an entry before trusting it."""
-    key = cache.key("lark", grammar, lark.__version__, repr(sorted(options.items())))
-
-    def tables() -> dict:
-        import io
-        import pickle
-
-        out = io.BytesIO()
-        lark.Lark(grammar, **options).save(out)
-        return pickle.loads(out.getvalue())
-
-    # Lark's saved form is plain dicts, lists, strings and numbers: no class may be named.
-    data = cache.cached("lark", key, tables, dict, allow=cache.nothing)
-    try:
-        return lark.Lark.__new__(lark.Lark)._load(data)
-    except Exception:  # noqa: BLE001 - tables that do not load are rebuilt, never trusted
-        return lark.Lark(grammar, **options)
 
 
 @lru_cache(maxsize=None)
