@@ -82,11 +82,12 @@ class Engine:
         self.budget = Budget(max_cost, max_total_cost)
         self._executables: dict[tuple[str, str], Executable] = {}
         self.sources: list[str] = []       # what the state was read from, for messages
+        self.warnings: list[str] = []      # what reading it could not do (a kind a live cluster did not list)
         self.namespace = namespace or "default"
         if state is None:
-            state, self.sources, read_namespace = read_state(cluster, kubeconfig=kubeconfig, context=context,
-                                                             in_cluster=in_cluster, only_namespace=only_namespace,
-                                                             progress=progress)
+            state, self.sources, read_namespace, self.warnings = read_state(
+                cluster, kubeconfig=kubeconfig, context=context, in_cluster=in_cluster,
+                only_namespace=only_namespace, progress=progress)
             self.namespace = namespace or read_namespace
         self._state = state
 
@@ -414,9 +415,11 @@ class Fork(Engine):
 
 def read_state(cluster: "str | os.PathLike | Sequence[str | os.PathLike] | None" = None, *,
                kubeconfig: Optional[str] = None, context: Optional[str] = None, in_cluster: bool = False,
-               only_namespace: Optional[str] = None, progress=None) -> "tuple[ClusterState, list[str], str]":
+               only_namespace: Optional[str] = None,
+               progress=None) -> "tuple[ClusterState, list[str], str, list[str]]":
     """The state of dump files, or of a live cluster read once; what it was read from (for
-    messages); and the namespace a bare pod name is in (the context's, for a live cluster).
+    messages); the namespace a bare pod name is in (the context's, for a live cluster); and the
+    warnings of a live read (kinds it could not list).
     ``only_namespace``: the only namespace whose pending pods a live read takes;
     ``progress(kind, number, total, count)`` is told of each kind a live read lists."""
     from .cluster.load import load_cluster
@@ -426,14 +429,14 @@ def read_state(cluster: "str | os.PathLike | Sequence[str | os.PathLike] | None"
         raise InputError("give --cluster or a live cluster (--kubeconfig, --context, --in-cluster), not both")
     if cluster is not None:
         paths = [os.fspath(p) for p in ([cluster] if isinstance(cluster, (str, os.PathLike)) else cluster)]
-        return load_cluster(paths), paths, "default"
+        return load_cluster(paths), paths, "default", []
     if not live:
         raise InputError("give --cluster PATH, or read a live cluster with --kubeconfig PATH, --context NAME "
                          "or --in-cluster")
     from .cluster.live import ClusterSource, load_live
     state, namespace, read = load_live(ClusterSource(kubeconfig, context or None, in_cluster),
                                        namespace=only_namespace, progress=progress)
-    return state, [read.host], namespace
+    return state, [read.host], namespace, list(read.warnings)
 
 
 def _generator(seed: "int | random.Random | None") -> "random.Random | None":

@@ -110,13 +110,16 @@ def engine_for(args, narrow: "str | None" = None):
     from ..engine import Engine
 
     with _reading(args) as progress:
-        return Engine(args.cluster, profile=getattr(args, "profile", None), config=getattr(args, "config", None),
-                      kubernetes_version=getattr(args, "kubernetes_version", None),
-                      feature_gates=getattr(args, "feature_gates", None), kubeconfig=getattr(args, "kubeconfig", None),
-                      context=getattr(args, "context", None), in_cluster=getattr(args, "in_cluster", False),
-                      namespace=getattr(args, "namespace", None), executor=getattr(args, "executor", "auto"),
-                      max_cost=getattr(args, "max_cost", None), max_total_cost=getattr(args, "max_total_cost", None),
-                      only_namespace=narrow, progress=progress)
+        engine = Engine(args.cluster, profile=getattr(args, "profile", None), config=getattr(args, "config", None),
+                        kubernetes_version=getattr(args, "kubernetes_version", None),
+                        feature_gates=getattr(args, "feature_gates", None),
+                        kubeconfig=getattr(args, "kubeconfig", None),
+                        context=getattr(args, "context", None), in_cluster=getattr(args, "in_cluster", False),
+                        namespace=getattr(args, "namespace", None), executor=getattr(args, "executor", "auto"),
+                        max_cost=getattr(args, "max_cost", None), max_total_cost=getattr(args, "max_total_cost", None),
+                        only_namespace=narrow, progress=progress)
+    _warn(engine.warnings)
+    return engine
 
 
 def state_of(args, narrow: "str | None" = None):
@@ -124,8 +127,15 @@ def state_of(args, narrow: "str | None" = None):
     from ..engine import read_state
 
     with _reading(args) as progress:
-        return read_state(args.cluster, kubeconfig=args.kubeconfig, context=args.context, in_cluster=args.in_cluster,
-                          only_namespace=narrow, progress=progress)[0]
+        state, _, _, warnings = read_state(args.cluster, kubeconfig=args.kubeconfig, context=args.context,
+                                           in_cluster=args.in_cluster, only_namespace=narrow, progress=progress)
+    _warn(warnings)
+    return state
+
+
+def _warn(lines: list[str]) -> None:
+    for line in lines:
+        print(line, file=sys.stderr)
 
 
 @contextlib.contextmanager

@@ -399,9 +399,10 @@ def read_cluster(reader: Reader, namespace: Optional[str] = None,
     return Read(reader.host, tuple(listed), tuple(warnings))
 
 
-def load_live(source: ClusterSource, namespace: Optional[str] = None, progress=None, warn=None):
-    """The ClusterState of a live cluster (`read_cluster` then the dump loader), and the reader's
-    default namespace (the context's)."""
+def load_live(source: ClusterSource, namespace: Optional[str] = None, progress=None):
+    """The ClusterState of a live cluster (`read_cluster` then the dump loader), the reader's
+    default namespace (the context's), and what was read (its ``warnings``: the kinds that could
+    not be listed, for the caller to show)."""
     from .load import load_documents
 
     reader = Reader(source)
@@ -409,12 +410,5 @@ def load_live(source: ClusterSource, namespace: Optional[str] = None, progress=N
         read = read_cluster(reader, namespace, progress)
     finally:
         reader.close()
-    for line in read.warnings:
-        (warn or _stderr)(line)
     state = load_documents(read.host, read.documents())
     return state, reader.default_namespace, read
-
-
-def _stderr(line: str) -> None:
-    import sys
-    print(line, file=sys.stderr)

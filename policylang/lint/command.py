@@ -36,7 +36,7 @@ def run(args) -> int:
     # Here, not at the top: the parser of every command is built from add_arguments, and
     # `policylang fmt` should not import the checker for it.
     from .context import Options
-    from .runner import Selection, lint, print_notes
+    from .runner import Selection, lint
 
     if args.rules:
         sys.stdout.write(rules_table())
@@ -54,3 +54,11 @@ def run(args) -> int:
         return 2
     threshold = severity_rank(args.fail_on)
     return 1 if any(severity_rank(rule.severity) >= threshold for _, rule in result.findings) else 0
+
+
+def print_notes(result) -> None:
+    """The files lint skipped and why, and its notes, on standard error (the runner returns them)."""
+    for path, reason in result.skipped:
+        print(f"note: skipped {path}: {reason}", file=sys.stderr)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)

@@ -3,7 +3,6 @@ apply suppressions, and (with --fix) rewrite .sched files whose fixes are certai
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import attrs
@@ -307,10 +306,3 @@ def _yaml_findings(path: str, text: str, docs, rules, options) -> list[Finding]:
         for ctx, input_kind in contexts:
             findings += [f for r in rules if input_kind in r.checks for f in r.checks[input_kind](ctx)]
     return findings
-
-
-def print_notes(result: Result) -> None:
-    for path, reason in result.skipped:
-        print(f"note: skipped {path}: {reason}", file=sys.stderr)
-    for note in result.notes:
-        print(f"note: {note}", file=sys.stderr)
