@@ -6,7 +6,7 @@ as; the command line, serve, the language server, `mcp` and Python callers all d
     engine = Engine(cluster="dump.yaml")
     decision = engine.evaluate("pod.yaml")          # or a dict as kubectl prints it, or a Pod
     with engine.fork() as trial:                    # a transaction over the state
-        trial.bind(decision.pod_key, decision.selected)
+        trial.bind("pod.yaml", decision.selected)
         trial.evaluate(other)                       # sees the binding
     # leaving the block reverts it; trial.commit() keeps it
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import random
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 from .cost import Budget, using
@@ -30,14 +29,14 @@ if TYPE_CHECKING:
     from .cluster.model import Node, Pod
     from .cluster.state import ClusterState
     from .decision import Decision
-    from .forecast.capacity import Headroom, NodesNeeded
     from .explain import Explanation
+    from .forecast.capacity import Headroom, NodesNeeded
+    from .forecast.simulate import Placement
+    from .forecast.whatif import WhatIfOutcome
     from .pending import Held, PodToDecide
     from .plan import Plan
     from .run.executable import Executable
-    from .forecast.simulate import Placement
     from .target import Target
-    from .forecast.whatif import WhatIfOutcome
 
 #: What the verbs take as a pod: a Pod, a dict as kubectl prints one, a file holding exactly one
 #: pod, or a pod of the state by ``NAMESPACE/NAME`` (or ``NAME`` in the engine's namespace).
@@ -302,7 +301,7 @@ class Engine:
         """The pod NAMESPACE/NAME deleted."""
         if "/" not in key:
             key = f"{self.namespace}/{key}"
-        if key not in {p.key for p in self._state.pods}:
+        if self._state.pod(key) is None:
             raise InputError(f"no pod {key} in the cluster")
         self._state.drop_pod(key)
 

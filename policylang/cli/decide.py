@@ -97,10 +97,10 @@ def cmd_eval(args) -> int:
     engine = engine_for(args, narrowed(args))
     found = engine.pods(args.pod, replicas=args.replicas)
     # One generator of ties for the whole run: the seed gives the run its draws, not each pod.
-    rng_seed = random.Random(args.seed) if args.tie_break == "random" else None
+    ties = random.Random(args.seed) if args.tie_break == "random" else None
     with collector_paused():
         results = [engine.evaluate(target, preemption=not args.no_preemption, as_pending=args.as_pending,
-                                   percentage_of_nodes_to_score=args.percentage_of_nodes_to_score, seed=rng_seed,
+                                   percentage_of_nodes_to_score=args.percentage_of_nodes_to_score, seed=ties,
                                    pods=len(found)) for target in found]
     if args.output == "json":
         print(engine.results_json(results))

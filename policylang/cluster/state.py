@@ -155,6 +155,10 @@ class ClusterState:
             self._disordered = False
         return list(self._pods.values())
 
+    def pod(self, key: str) -> "model.Pod | None":
+        """The pod NAMESPACE/NAME, if the state has it."""
+        return self._pods.get(key)
+
     def _insert(self, pod: model.Pod) -> None:
         """The pod, arriving last (its key must not be there)."""
         self._pods[pod.key] = pod
