@@ -213,13 +213,13 @@ def check_node_graph(root: yaml.Node, path: str, tree_size: int | None = None) -
             depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
             if depth[key] > MAX_DEPTH:
                 raise InputError(f"nested more than {MAX_DEPTH} levels deep at line {node.start_mark.line + 1}",
-                                 path=path)
+                                 path=path, **_place(node))
             continue
         if key in size:
             continue
         if key in on_path:
             raise InputError(f"an alias at line {node.start_mark.line + 1} refers to a node containing it",
-                             path=path)
+                             path=path, **_place(node))
         on_path.add(key)
         stack.append((node, True))
         stack.extend((k, False) for k in _children(node, mapping, sequence) if id(k) not in size)
@@ -243,7 +243,7 @@ def _check_tree(root: yaml.Node, path: str, budget: int) -> bool:
             return False
         if level > MAX_DEPTH:
             raise InputError(f"nested more than {MAX_DEPTH} levels deep at line {node.start_mark.line + 1}",
-                             path=path)
+                             path=path, **_place(node))
         kind = type(node)
         if kind is mapping:
             pairs = node.value
@@ -346,7 +346,7 @@ def check_duplicate_keys(node: yaml.MappingNode, path: str) -> None:
         line = key.start_mark.line + 1
         if key.value in seen:
             raise InputError(f"duplicate key {_short(key.value)!r} at line {line} (first at line {seen[key.value]})",
-                             path=path)
+                             path=path, **_place(key))
         seen[key.value] = line
 
 
@@ -366,7 +366,13 @@ def yaml_error(err: Exception, path: str) -> InputError:
     mark = getattr(err, "problem_mark", None)
     where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
     problem = getattr(err, "problem", None) or str(err)
-    return InputError(f"invalid YAML{where}: {problem}", path=path)
+    place = {"line": mark.line + 1, "column": mark.column + 1} if mark else {}
+    return InputError(f"invalid YAML{where}: {problem}", path=path, **place)
+
+
+def _place(node) -> dict:
+    """The line and column of a YAML node, as InputError takes them."""
+    return {"line": node.start_mark.line + 1, "column": node.start_mark.column + 1}
 
 
 def yaml_documents(text: str, path: str) -> list:
@@ -401,7 +407,8 @@ def json_document(text: str, path: str):
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as err:
-        raise InputError(f"invalid JSON at line {err.lineno} column {err.colno}: {err.msg}", path=path) from None
+        raise InputError(f"invalid JSON at line {err.lineno} column {err.colno}: {err.msg}", path=path,
+                         line=err.lineno, column=err.colno) from None
     except RecursionError:
         raise InputError(f"nested more than {MAX_DEPTH} levels deep", path=path) from None
     except ValueError as err:  # an integer of more than 4,300 digits

@@ -113,6 +113,29 @@ def documents(path: str, text: str) -> list[YamlNode]:
     return out
 
 
+def document(path: str, text: str) -> YamlNode | None:
+    """The one document of a YAML file (None when it has none), with its marks: a file that is
+    not YAML, or holds several documents, is an InputError naming the place."""
+    try:
+        nodes = [n for n in yaml.compose_all(text, Loader=yaml.SafeLoader) if n is not None]
+    except (yaml.YAMLError, RecursionError) as err:
+        raise yaml_error(err, path) from None
+    if len(nodes) > 1:
+        mark = nodes[1].start_mark
+        raise InputError("expected one YAML document, found several", path=path, line=mark.line + 1,
+                         column=mark.column + 1)
+    if not nodes:
+        return None
+    check_node_graph(nodes[0], path)
+    try:
+        SafeConstructor().construct_document(nodes[0])
+    except (yaml.YAMLError, ValueError) as err:  # e.g. an integer of more than 4,300 digits
+        mark = getattr(err, "problem_mark", None) or nodes[0].start_mark
+        raise InputError(f"invalid YAML: {str(err)[:120]}", path=path, line=mark.line + 1,
+                         column=mark.column + 1) from None
+    return YamlNode(nodes[0], path)
+
+
 def _kind(doc: YamlNode) -> str | None:
     kind = doc.get("kind")
     return kind.scalar if kind is not None else None

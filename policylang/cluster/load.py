@@ -243,14 +243,19 @@ def _typed_documents(documents: Iterable[tuple[str, int, dict]], kinds: Iterable
         if kind not in KINDS or (wanted and kind not in wanted):
             continue
         try:
-            meta = raw.get("metadata")
-            if kind == "Node" and not (meta.get("name") if isinstance(meta, dict) else None):
-                # Every pod with an empty nominatedNodeName would match it.
-                raise InputError("a Node needs a name", path=file, obj=f"Node #{index + 1}", field="metadata.name")
-            obj = structure_object(raw, file, index)
+            obj = cluster_object(raw, file, index)
         except InputError as err:
             raise _located(err, file, index) from None
         yield file, obj
+
+
+def cluster_object(raw: dict, file: str, index: int = 0):
+    """One object of a cluster (of a kind in KINDS), typed and validated as `structure_object`
+    does, and a Node named (every pod with an empty nominatedNodeName would match one without)."""
+    meta = raw.get("metadata")
+    if raw.get("kind") == "Node" and not (meta.get("name") if isinstance(meta, dict) else None):
+        raise InputError("a Node needs a name", path=file, obj=f"Node #{index + 1}", field="metadata.name")
+    return structure_object(raw, file, index)
 
 
 def _located(err: InputError, file: str, index: int) -> InputError:
