@@ -8,7 +8,24 @@ Each function returns the body, without the path: the caller names the field its
 
 from __future__ import annotations
 
-from .cluster.selectors import go_quote
+# Go's escapes of control characters in a %q string.
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+
+
+def go_quote(s: str) -> str:
+    """Go's %q of a string."""
+    out = []
+    for ch in s:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x80 else
+                       f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'
 
 
 def go_value(value) -> str:

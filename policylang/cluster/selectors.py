@@ -17,6 +17,8 @@ import json
 import re
 from typing import TYPE_CHECKING
 
+from ..apierrors import go_quote
+
 if TYPE_CHECKING:   # annotations only: the builtins import this module for `policylang check`
     from . import model
 
@@ -93,7 +95,6 @@ _LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanu
                     "and must start and end with an alphanumeric character")
 _DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
                           "'.', and must start and end with an alphanumeric character")
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
 
 
 def _regex_error(msg: str, fmt: str, *examples: str) -> str:
@@ -140,22 +141,6 @@ def label_key_errors(key: str) -> list[str]:
 def label_value_errors(value: str) -> list[str]:
     """apimachinery's IsValidLabelValue: its messages."""
     return _label_value_errors(value)
-
-
-def go_quote(s: str) -> str:
-    """Go's %q of a string."""
-    out = []
-    for ch in s:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif ch.isprintable():
-            out.append(ch)
-        else:
-            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x80 else
-                       f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}")
-    return '"' + "".join(out) + '"'
 
 
 def _go_json(values) -> str:
