@@ -18,7 +18,7 @@ from .cluster.model import Pod
 from .cluster.state import ClusterState
 from .decision import SUCCESS, Decision, Status
 from .frozen import frozen
-from .plugins import companions
+from .run import companions
 from .run.framework import ERROR
 from .run.schedule import Executable, PlanRuntimeError, base_env, run_filters, run_prefilter, schedule
 

@@ -326,7 +326,7 @@ class PluginPlan:
     params: object            # dict of param values
     filters: tuple            # of FilterPlan, run in order
     score: "ScorePlan | None"
-    postfilter: bool = False  # it implements postFilter, run by its companion (plugins/companions.py)
+    postfilter: bool = False  # it implements postFilter, run by its companion (run/companions.py)
     rules: tuple = ()         # of RulePlan
     origin: Span = _origin()
 

@@ -7,7 +7,8 @@ import ast
 import inspect
 from pathlib import Path
 
-from policylang.plugins import companions, registry
+from policylang.plugins import registry
+from policylang.run import companions
 from policylang.program import snake_case
 
 ROOT = Path(__file__).parent.parent

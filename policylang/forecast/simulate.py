@@ -21,7 +21,7 @@ from ..cluster.model import Pod
 from ..cluster.state import ClusterState
 from ..decision import Decision, Victim
 from ..frozen import frozen
-from ..plugins import companions
+from ..run import companions
 from ..run.schedule import Executable, Sampling, collector_paused, schedule
 
 

@@ -4,7 +4,7 @@ What a plugin is comes from its ``.sched`` file: the extension points it impleme
 scores, rules, and those its ``policy P implements …`` line declares) and whose filter its score
 assumes (``policy P assumes filter Q``). The default
 profile, with its weights, is ``default.sched``. Engine code a plugin needs is its companion
-(companions.py).
+(found by run/companions.py).
 """
 
 from __future__ import annotations

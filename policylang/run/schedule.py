@@ -6,7 +6,7 @@ weighted total → the best node (ties: smallest name, or seeded random).
 
 The cycle is the same for both executors: how Filter and Score run over the nodes is the
 executor's (``exe.backend``, framework.Executor); PreFilter and a node's filters are phases.py's;
-PostFilter is each plugin's companion's (plugins/companions.py).
+PostFilter is each plugin's companion's (run/companions.py).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np
 from ..cluster.model import Node, Pod
 from ..cluster.state import ClusterState
 from ..decision import UNRESOLVABLE, Decision, LazyNodes, NodeResult, PluginScore, Status
-from ..plugins import companions
+from . import companions
 from . import vector
 from .batch import PolicyErrorInBatch
 from .executable import EXECUTORS, Executable, auto_executor  # noqa: F401 (the cycle's public names)

@@ -1,6 +1,8 @@
-"""The plugins' **companions**: engine code a stdlib plugin needs, one module of this package per
-plugin, named as the policy's file (DefaultPreemption's is ``default_preemption.py``), found by the
-plugin's name and imported when one of its hooks is first asked for. Nothing here parses a policy,
+"""The plugins' **companions**: engine code a stdlib plugin needs, one module of ``policylang.plugins``
+per plugin, named as the policy's file (DefaultPreemption's is ``default_preemption.py``), found by
+the plugin's name and imported when one of its hooks is first asked for. The lookup lives here, in
+run/, which asks for the hooks; the companions live above run/ (they call its phases), so run/
+names them only by their module's name. Nothing here parses a policy,
 so a command that runs plans imports no parser, and one that only checks or lints imports no
 companion (DefaultPreemption's pulls in the cluster state and numpy).
 
@@ -28,13 +30,15 @@ from types import ModuleType
 
 from ..roots import snake_case, stdlib_dir
 
+PACKAGE = "policylang.plugins"
+
 
 @functools.cache
 def _module(plugin: str) -> "ModuleType | None":
     stem = snake_case(plugin)
     if not (stdlib_dir() / f"{stem}.sched").is_file():    # no stdlib plugin (nor this package's other modules)
         return None
-    name = f"{__package__}.{stem}"
+    name = f"{PACKAGE}.{stem}"
     return importlib.import_module(name) if importlib.util.find_spec(name) is not None else None
 
 
