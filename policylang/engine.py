@@ -370,11 +370,6 @@ class Engine:
         (or its ``with`` block ends without ``commit``)."""
         return Fork(self)
 
-    def results_json(self, results: Sequence[Result]) -> str:
-        """``eval -o json``'s document for these results."""
-        from .report.decisions import eval_json
-        return eval_json(results, self.target)
-
 
 class Fork(Engine):
     """An Engine over its parent's state in a savepoint: the same verbs, and commit or revert.

@@ -155,7 +155,7 @@ class _Tools:
         FailedScheduling message for the copy that does not fit), `nodes` (per node: copies
         `placed` and `why_full`) and `utilisation` before and after."""
         def answer(engine: "Engine") -> dict:
-            from .forecast.capacity import headroom_json
+            from .report.capacity import headroom_json
 
             asked = self._pod(pod)
             result = engine.capacity(asked)

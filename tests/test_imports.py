@@ -41,15 +41,7 @@ LANGUAGE = ("policylang.syntax", "policylang.check", "policylang.infer", "policy
 
 CONTRACTS = [
     Contract("report/ (text, JSON and HTML for people and machines) is imported only by the front ends",
-             binds=("policylang",), exempt=FRONT_ENDS + REPORT, forbidden=REPORT,
-             allowed=(
-                 ("policylang.engine", "policylang.report.decisions",
-                  "Engine.results_json: the eval document, written for every front end that holds an Engine "
-                  "(imported inside the method)"),
-                 ("policylang.forecast.capacity", "policylang.report.decisions",
-                  "capacity's text and JSON writers live in capacity.py (issue 38 left them there) and print "
-                  "cores, GiB and names with report's _cores, _gib and _printable"),
-             )),
+             binds=("policylang",), exempt=FRONT_ENDS + REPORT, forbidden=REPORT),
     Contract("cluster/ and dra/ (the state and the allocator) import no language stage, directly or not",
              binds=("policylang.cluster", "policylang.dra"), forbidden=LANGUAGE, through=True),
     Contract("run/ (the scheduling cycle and the executors) imports no front end and no report, directly or not",

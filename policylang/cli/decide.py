@@ -91,7 +91,7 @@ def register(sub) -> None:
 
 
 def cmd_eval(args) -> int:
-    from ..report.decisions import Style, eval_text
+    from ..report.decisions import Style, eval_json, eval_text
     from ..run.schedule import collector_paused
 
     engine = engine_for(args, narrowed(args))
@@ -103,7 +103,7 @@ def cmd_eval(args) -> int:
                                    percentage_of_nodes_to_score=args.percentage_of_nodes_to_score, seed=ties,
                                    pods=len(found)) for target in found]
     if args.output == "json":
-        print(engine.results_json(results))
+        print(eval_json(results, engine.target))
     else:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         print(eval_text(results, Style(color)))

@@ -109,7 +109,7 @@ def cmd_capacity(args) -> int:
 
 def _nodes_question(args, engine):
     """capacity --node-template: the fewest such nodes for the batch (--pods, or the dump's pending pods)."""
-    from ..forecast.capacity import nodes_needed_json, nodes_needed_text
+    from ..report.capacity import nodes_needed_json, nodes_needed_text
     from ..report.html import nodes_needed_page
 
     found = load_objects(args.node_template, kinds=["Node"])
@@ -123,7 +123,7 @@ def _nodes_question(args, engine):
 
 def _headroom_question(args, engine):
     """capacity --pod / --workload: how many more copies fit."""
-    from ..forecast.capacity import headroom_json, headroom_text
+    from ..report.capacity import headroom_json, headroom_text
     from ..report.html import headroom_page
 
     if args.pod:
