@@ -1,6 +1,11 @@
 """policylang: policy-as-code for Kubernetes scheduling.
 
-The pipeline, in the order it runs::
+Deciding goes through one Engine (docs/api.md)::
+
+    engine = Engine(cluster="dump.yaml")
+    decision = engine.evaluate("pod.yaml")
+
+The pipeline under it, in the order it runs::
 
     program = load_program("team.sched")      # parse (+ imports and used policies)
     checked = check(program)                  # names, types, stages
@@ -22,21 +27,24 @@ if TYPE_CHECKING:
     from .check import check
     from .cluster.load import load_cluster, load_objects
     from .compile import compile_all, compile_profile
-    from .diagnostics import InputError, PolicyError, PolicylangError
     from .cost import CostExceeded
+    from .diagnostics import InputError, PolicyError, PolicylangError
     from .engine import Engine, Fork
+    from .pending import Held
     from .profiles import check_file, load_plans
     from .program import load_program, stdlib_dir
+    from .run.decision import Decision
     from .run.schedule import Executable, schedule
 
-_LAZY = {"Engine": ".engine", "Fork": ".engine", "PolicylangError": ".diagnostics", "PolicyError": ".diagnostics",
-         "InputError": ".diagnostics", "CostExceeded": ".cost", "load_plans": ".profiles", "check_file": ".profiles",
+# The public names (docs/api.md), each imported from its module on first use.
+_LAZY = {"Engine": ".engine", "Fork": ".engine", "Decision": ".run.decision", "Held": ".pending",
+         "PolicylangError": ".diagnostics", "PolicyError": ".diagnostics", "InputError": ".diagnostics",
+         "CostExceeded": ".cost", "load_plans": ".profiles", "check_file": ".profiles",
          "check": ".check", "load_cluster": ".cluster.load", "load_objects": ".cluster.load",
          "compile_all": ".compile", "compile_profile": ".compile", "load_program": ".program",
          "stdlib_dir": ".roots", "Executable": ".run.schedule", "schedule": ".run.schedule"}
 
-__all__ = ["Engine", "Fork", "PolicylangError", "PolicyError", "InputError", "CostExceeded", "load_program", "check", "compile_profile", "compile_all", "Executable", "schedule",
-           "load_cluster", "load_objects", "stdlib_dir", "load_plans", "check_file"]
+__all__ = list(_LAZY)
 
 
 class _Package(types.ModuleType):

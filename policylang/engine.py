@@ -28,7 +28,7 @@ from .diagnostics import InputError
 if TYPE_CHECKING:
     from .cluster.model import Node, Pod
     from .cluster.state import ClusterState
-    from .decision import Decision
+    from .run.decision import Decision
     from .explain import Explanation
     from .forecast.capacity import Headroom, NodesNeeded
     from .forecast.simulate import Placement

@@ -16,7 +16,7 @@ import attrs
 
 from .cluster.model import Pod
 from .cluster.state import ClusterState
-from .decision import SUCCESS, Decision, Status
+from .run.decision import SUCCESS, Decision, Status
 from .frozen import frozen
 from .run import companions
 from .run.framework import ERROR

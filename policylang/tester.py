@@ -37,7 +37,7 @@ from .profiles import load_plans
 from .cluster.load import KINDS, cluster_object, load_cluster, load_objects, structure_object
 from .cluster.locate import node_at
 from .cluster.state import ClusterState
-from .decision import Decision
+from .run.decision import Decision
 from .diagnostics import InputError, InputErrors
 from .frozen import frozen
 from .inputs import read_text

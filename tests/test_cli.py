@@ -238,7 +238,7 @@ def test_nodes_the_api_server_would_never_store_are_refused(capsys, tmp_path, no
 
 
 def test_control_characters_in_table_cells_are_escaped():
-    from policylang.decision import Decision, NodeResult, Status
+    from policylang.run.decision import Decision, NodeResult, Status
     from policylang.report.decisions import Style, decision_text
     d = Decision(pod_namespace="default", pod_name="p", profile="x", nodes=(
         NodeResult("n\x1b[2J", failure=Status("Unschedulable", ("a policy's reason\x07",), "P")),))

@@ -19,7 +19,7 @@ import attrs
 from ..cluster import resourceclaims
 from ..cluster.model import Pod
 from ..cluster.state import ClusterState
-from ..decision import Decision, Victim
+from ..run.decision import Decision, Victim
 from ..frozen import frozen
 from ..run import companions
 from ..run.schedule import Executable, Sampling, collector_paused, schedule

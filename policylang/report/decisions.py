@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Iterable
 
-from ..decision import Decision
+from ..run.decision import Decision
 from ..forecast.utilisation import utilisation
 
 EVAL_SCHEMA = "policylang/eval/v1"

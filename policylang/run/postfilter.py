@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 
 from ..cluster.model import Pod, PodDisruptionBudget
 from ..cluster.state import ClusterState
-from ..decision import Victim
+from .decision import Victim
 from ..frozen import frozen
 from .framework import (ERROR, UNRESOLVABLE, UNSCHEDULABLE, PlanRuntimeError, PostFilterOutcome, Status,
                         fit_error_text, restricted_text)

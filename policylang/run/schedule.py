@@ -21,7 +21,7 @@ import numpy as np
 
 from ..cluster.model import Node, Pod
 from ..cluster.state import ClusterState
-from ..decision import UNRESOLVABLE, Decision, LazyNodes, NodeResult, PluginScore, Status
+from .decision import UNRESOLVABLE, Decision, LazyNodes, NodeResult, PluginScore, Status
 from . import companions
 from . import vector
 from .batch import PolicyErrorInBatch

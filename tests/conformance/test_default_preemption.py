@@ -35,7 +35,7 @@ import yaml
 from policylang import check, compile_profile, load_program
 from policylang.cluster.load import structure_object
 from policylang.cluster.state import ClusterState
-from policylang.decision import UNRESOLVABLE, UNSCHEDULABLE, Status
+from policylang.run.decision import UNRESOLVABLE, UNSCHEDULABLE, Status
 from policylang.program import snake_case
 from policylang.run.postfilter import (dry_run_preemption, num_candidates, pod_eligible_to_preempt_others, preempt,
                                        select_candidate)

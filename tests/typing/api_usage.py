@@ -3,9 +3,7 @@ change to the surface that breaks a caller's types fails there."""
 
 from __future__ import annotations
 
-from policylang import Engine, Fork, InputError, PolicylangError
-from policylang.decision import Decision
-from policylang.pending import Held
+from policylang import Decision, Engine, Fork, Held, InputError, PolicylangError
 
 
 def where(engine: Engine, pod: dict) -> str | None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
-from .frozen import frozen
+from ..frozen import frozen
 
 # Status and its codes are the framework's (run/framework.py); here for what reads decisions.
-from .run.framework import ERROR, SUCCESS, UNRESOLVABLE, UNSCHEDULABLE, Status, reasons_of  # noqa: F401
+from .framework import ERROR, SUCCESS, UNRESOLVABLE, UNSCHEDULABLE, Status, reasons_of  # noqa: F401
 
 
 class PluginScore(NamedTuple):
