@@ -322,3 +322,83 @@ def test_any_dumped_value_loads_as_pyyamls_safe_loader_loads_it(value, flow, as_
     text = yaml.safe_dump([value] if as_list else {"v": value}, default_flow_style=flow, allow_unicode=True)
     ours, theirs = _both_loads(text)
     assert ours == theirs
+
+
+# ---- every input error from a pod file or standard input has its line and column (issue 46) -------
+
+import io  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from policylang.cli import main  # noqa: E402
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+CLUSTER = str(EXAMPLES / "cluster.yaml")
+GOOD_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec: {containers: [{name: c}]}\n"
+BAD_POD = ("apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec:\n  containers:\n  - name: c\n"
+           "    resources: {requests: {cpu: abc}}\n")
+BAD_FIELD = "Pod bad: field spec.containers[0].resources.requests['cpu']: quantities must match"
+JSON_LIST = json.dumps({"kind": "PodList", "items": [
+    {"metadata": {"name": "ok"}, "spec": {"containers": [{"name": "c"}]}},
+    {"metadata": {"name": "bad"}, "spec": {"containers": [{"name": "c", "ports": [{"containerPort": "80"}]}]}}]},
+    indent=2)
+JSON_FIELD = 'Pod bad: field spec.containers[0].ports[0].containerPort: expected an integer, got string "80"'
+
+
+def _run(capsys, monkeypatch, argv: list[str], stdin: str | None = None) -> list[str]:
+    """The error lines of a command that exits 2 (an input error, never a crash)."""
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and "internal error" not in err and "Traceback" not in err, err
+    return [line.removeprefix("error: ") for line in err.strip().splitlines()]
+
+
+@pytest.mark.parametrize("name, text, where, message", [
+    ("one.yaml", BAD_POD, "7:33", BAD_FIELD),                                 # one YAML document
+    ("multi.yaml", GOOD_POD + "---\n" + BAD_POD, "12:33", BAD_FIELD),         # the second of two
+    ("list.json", JSON_LIST, "26:34", JSON_FIELD),                            # JSON, a *List
+    ("multi.yml", f"{GOOD_POD}---\n{JSON_LIST}\n", "31:34", JSON_FIELD),      # JSON in a YAML stream
+    ("nokind.yaml", GOOD_POD + "---\nmetadata: {name: x}\n", "6:1", "? x: field kind: object has no 'kind'"),
+    ("items.yaml", "kind: List\nitems:\n- 5\n", "3:3", "field items[0]: expected a Kubernetes object"),
+    ("syntax.yaml", "kind: Pod\nmetadata: [1, 2\n", "3:1", "invalid YAML at line 3 column 1"),
+    ("syntax.json", '{"kind": "Pod",\n "metadata": }', "2:14", "invalid JSON at line 2 column 14"),
+    ("dup.yaml", "kind: Pod\nmetadata: {name: a}\nkind: Pod\n", "3:1", "duplicate key 'kind' at line 3"),
+])
+@pytest.mark.parametrize("verb", [["eval", "--pod"], ["simulate", "--pods"], ["capacity", "--pod"]])
+def test_an_error_in_a_pod_file_names_its_line_and_column(tmp_path, capsys, monkeypatch, verb, name, text, where,
+                                                          message):
+    f = tmp_path / name
+    f.write_text(text)
+    errors = _run(capsys, monkeypatch, [verb[0], "--cluster", CLUSTER, verb[1], str(f)])
+    assert errors[0].startswith(f"{f}:{where}: {message}"), errors
+
+
+@pytest.mark.parametrize("text, where, message", [
+    (BAD_POD, "7:33", BAD_FIELD),
+    (GOOD_POD + "---\n" + BAD_POD, "12:33", BAD_FIELD),
+    (JSON_LIST, "26:34", JSON_FIELD),
+    ("kind: Pod\nmetadata: [1, 2\n", "3:1", "invalid YAML at line 3 column 1"),
+    ('{"kind": "Pod",\n "metadata": }', "2:14", "invalid JSON at line 2 column 14"),
+    (GOOD_POD + "---\nmetadata: {name: x}\n", "6:1", "? x: field kind: object has no 'kind'"),
+])
+def test_an_error_in_pods_from_standard_input_names_stdin_with_its_line_and_column(capsys, monkeypatch, text,
+                                                                                     where, message):
+    errors = _run(capsys, monkeypatch, ["eval", "--cluster", CLUSTER, "--pod", "-"], stdin=text)
+    assert errors[0].startswith(f"<stdin>:{where}: {message}"), errors
+
+
+def test_an_error_in_a_cluster_from_standard_input_names_stdin_with_its_line_and_column(capsys, monkeypatch):
+    node = "kind: Node\nmetadata: {name: n}\nstatus:\n  allocatable: {cpu: lots}\n"
+    errors = _run(capsys, monkeypatch, ["eval", "--cluster", "-", "--pod", str(EXAMPLES / "pods" / "web.yaml")],
+                  stdin=GOOD_POD + "---\n" + node)
+    assert errors[0].startswith("<stdin>:9:22: Node n: field status.allocatable['cpu']: quantities"), errors
+
+
+def test_a_pod_file_is_located_by_load_objects_too(tmp_path):
+    f = tmp_path / "pods.json"
+    f.write_text(JSON_LIST)
+    with pytest.raises(InputError) as err:
+        load_objects(f, kinds=["Pod"])
+    assert (err.value.line, err.value.column) == (26, 34) and str(err.value).startswith(f"{f}:26:34: {JSON_FIELD}")

@@ -119,3 +119,96 @@ def test_a_billion_replicas_is_refused_before_any_pod_is_made(tmp_path, capsys):
     code = main(["simulate", "--cluster", str(EXAMPLES / "cluster.yaml"), "--pods", str(tmp_path / "sts.yaml")])
     assert code == 2
     assert "StatefulSet shop/db: 1000000000 replicas would make more than the 100000 pods" in capsys.readouterr().err
+
+
+# ---- an error in a workload names the line and column of its template's field (issue 46) ---------
+
+import io  # noqa: E402
+import sys  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+def _at(text: str, token: str, after: str = "") -> str:
+    """LINE:COL (1-based) of ``token`` in ``text``, the first one after ``after``."""
+    offset = text.index(token, text.index(after) if after else 0)
+    line = text.count("\n", 0, offset) + 1
+    return f"{line}:{offset - (text.rfind(chr(10), 0, offset) + 1) + 1}"
+
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: c
+        resources: {requests: {cpu: 100m}}
+"""
+
+
+def _refused(capsys, argv: list[str]) -> str:
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and "internal error" not in err and "Traceback" not in err, err
+    return err.strip().splitlines()[0].removeprefix("error: ")
+
+
+@pytest.mark.parametrize("text, token, after, message", [
+    (DEPLOYMENT.replace("cpu: 100m", "cpu: lots"), "lots", "", "Deployment shop/web: field "
+     "spec.template.spec.containers[0].resources.requests['cpu']: quantities must match"),
+    (DEPLOYMENT.replace("{app: web}}\n  template", "{app: 5}}\n  template"), "5", "selector",
+     "Deployment shop/web: field spec.selector.matchLabels['app']: expected a string, got number 5"),
+    (DEPLOYMENT.replace("labels: {app: web}", "labels: [web]"), "[web]", "",
+     "Deployment shop/web: field spec.template.metadata.labels: expected a mapping, got list"),
+    (DEPLOYMENT.replace("replicas: 2", "replicas: many"), "many", "",
+     "Deployment shop/web: field spec.replicas: expected a non-negative integer, got 'many'"),
+    (DEPLOYMENT.split("  template:")[0], "replicas", "",   # at the spec that lacks it
+     "Deployment shop/web: field spec.template: a workload needs a pod template"),
+    (STATEFULSET.replace("storage: 1Gi", "storage: huge"), "huge", "",
+     "StatefulSet shop/db: field spec.volumeClaimTemplates[0].spec.resources.requests['storage']: quantities"),
+    (CRONJOB.replace("image: run:1", "image: 7"), "7", "image",
+     "CronJob batch/nightly: field spec.jobTemplate.spec.template.spec.containers[0].image: expected a string, "
+     "got number 7"),
+    (DAEMONSET.replace("    spec:\n      containers", "    spec:\n      tolerations: [5]\n      containers"), "5",
+     "tolerations", "DaemonSet kube-system/agent: field spec.template.spec.tolerations[0]: expected an object"),
+])
+def test_an_error_in_a_workload_is_located_in_its_template(tmp_path, capsys, text, token, after, message):
+    f = tmp_path / "w.yaml"
+    f.write_text(text)
+    line = _refused(capsys, ["eval", "--cluster", str(EXAMPLES / "cluster.yaml"), "--pod", str(f)])
+    assert line.startswith(f"{f}:{_at(text, token, after)}: {message}"), line
+
+
+def test_a_workload_is_located_in_a_multi_document_file_in_json_and_from_standard_input(tmp_path, capsys,
+                                                                                        monkeypatch):
+    import yaml
+    bad = DEPLOYMENT.replace("cpu: 100m", "cpu: lots")
+    field = "Deployment shop/web: field spec.template.spec.containers[0].resources.requests['cpu']"
+    cluster = str(EXAMPLES / "cluster.yaml")
+    multi = (EXAMPLES / "pods" / "web.yaml").read_text() + "---\n" + bad
+    (tmp_path / "multi.yaml").write_text(multi)
+    line = _refused(capsys, ["simulate", "--cluster", cluster, "--pods", str(tmp_path / "multi.yaml")])
+    assert line.startswith(f"{tmp_path / 'multi.yaml'}:{_at(multi, 'lots')}: {field}"), line
+    as_json = json.dumps(yaml.safe_load(bad), indent=2)
+    (tmp_path / "w.json").write_text(as_json)
+    line = _refused(capsys, ["simulate", "--cluster", cluster, "--pods", str(tmp_path / "w.json")])
+    quoted = '"lots"'
+    assert line.startswith(f"{tmp_path / 'w.json'}:{_at(as_json, quoted)}: {field}"), line
+    for text in (multi, as_json):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+        line = _refused(capsys, ["eval", "--cluster", cluster, "--pod", "-"])
+        assert line.startswith(f"<stdin>:{_at(text, quoted if text is as_json else 'lots')}: {field}"), line
+
+
+def test_capacity_pods_expanded_from_workloads_are_located(tmp_path, capsys):
+    text = DEPLOYMENT.replace("cpu: 100m", "cpu: lots")
+    (tmp_path / "w.yaml").write_text(text)
+    line = _refused(capsys, ["capacity", "--cluster", str(EXAMPLES / "cluster.yaml"), "--node-template",
+                             str(ROOT / "examples" / "whatif" / "node-template.yaml"), "--pods", str(tmp_path / "w.yaml")])
+    assert line.startswith(f"{tmp_path / 'w.yaml'}:{_at(text, 'lots')}: Deployment shop/web"), line

@@ -19,7 +19,7 @@ from cattrs.gen import make_dict_structure_fn, override
 
 from ..apierrors import go_value
 from ..diagnostics import InputError
-from ..inputs import STDIN, json_document, read_text, yaml_documents
+from ..inputs import STDIN, decode, json_document, read_bytes, universal_newlines, yaml_documents
 from . import model, validation
 from .quantity import Quantity, QuantityError, parse_quantity
 
@@ -373,33 +373,51 @@ def _documents(path: Path) -> Iterator[tuple[str, int, dict]]:
         for f in files:
             yield from _documents(f)
         return
-    text = read_text(path)
-    is_json = path.suffix == ".json" or (str(path) == STDIN and _JSON_START.match(text) is not None)
-    docs = [json_document(text, str(path))] if is_json else yaml_documents(text, str(path))
+    from .locate import STDIN_NAME, remember_stdin
+    name = STDIN_NAME if str(path) == STDIN else str(path)
+    text = universal_newlines(decode(read_bytes(path), name))
+    if name == STDIN_NAME:
+        remember_stdin(text)    # read once: kept to locate an error in it
+    is_json = path.suffix == ".json" or (name == STDIN_NAME and _JSON_START.match(text) is not None)
+    docs = [json_document(text, name)] if is_json else yaml_documents(text, name)
     index = 0
-    for doc in docs:
-        for obj in _flatten(doc, str(path)):
-            yield str(path), index, obj
-            index += 1
+    for number, doc in enumerate(docs):
+        try:
+            for obj in _flatten(doc, name):
+                yield name, index, obj
+                index += 1
+        except InputError as err:
+            if err.line is not None:
+                raise
+            from .locate import locate_in_document
+            where = locate_in_document(name, number, err.field)
+            if where is None:
+                raise
+            raise InputError(err.message, path=err.path, obj=err.obj, field=err.field, line=where[0],
+                             column=where[1]) from None
 
 
-def _flatten(doc: Any, file: str) -> Iterator[dict]:
+def _flatten(doc: Any, file: str, at: str = "") -> Iterator[dict]:
+    """The objects of a document (a List's items, a *List's, nested); an error names the field
+    path within the document (``items[3].kind``)."""
     if doc is None:
         return
     if not isinstance(doc, dict):
-        raise InputError(f"expected a Kubernetes object (a mapping), got {type(doc).__name__}", path=file)
+        raise InputError(f"expected a Kubernetes object (a mapping), got {_type_name(doc)}", path=file,
+                         field=at or None)
     kind = doc.get("kind")
     if not isinstance(kind, str):
-        raise InputError("object has no 'kind'", path=file, obj=_describe({**doc, "kind": "?"}, 0), field="kind")
+        raise InputError("object has no 'kind'", path=file, obj=_describe({**doc, "kind": "?"}, 0),
+                         field=f"{at}.kind" if at else "kind")
     if kind == "List" or kind.endswith("List"):
         items = doc.get("items") or []
         if not isinstance(items, list):
-            raise InputError("expected a list", path=file, obj=kind, field="items")
+            raise InputError("expected a list", path=file, obj=kind, field=f"{at}.items" if at else "items")
         item_kind = kind[:-4] if kind != "List" else None
-        for item in items:
+        for i, item in enumerate(items):
             if isinstance(item, dict) and item_kind and "kind" not in item:
                 item = {**item, "kind": item_kind}
-            yield from _flatten(item, file)
+            yield from _flatten(item, file, f"{at}.items[{i}]" if at else f"items[{i}]")
         return
     yield doc
 

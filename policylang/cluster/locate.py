@@ -8,6 +8,7 @@ object found by its position among the file's objects, as ``load._documents`` co
 
 from __future__ import annotations
 
+import contextvars
 import os
 import re
 from typing import Iterator
@@ -64,18 +65,58 @@ def _objects(node: yaml.Node | None) -> Iterator[yaml.MappingNode]:
     yield node
 
 
+# Standard input is read once: its text is kept (for the command, as the objects made of it are)
+# so that an error in it can be located as one in a file is.
+STDIN_NAME = "<stdin>"
+_STDIN_TEXT: contextvars.ContextVar[str | None] = contextvars.ContextVar("stdin_text", default=None)
+
+
+def remember_stdin(text: str) -> None:
+    _STDIN_TEXT.set(text)
+
+
+def _text(file: str) -> str | None:
+    if file == STDIN_NAME:
+        return _STDIN_TEXT.get()
+    if not os.path.isfile(file):
+        return None     # a file gone since: the error keeps the rest
+    return read_text(file)
+
+
+def _documents(text: str) -> Iterator[yaml.Node | None]:
+    # A JSON text is a YAML one (a flow mapping): its marks are the JSON text's lines and columns.
+    return yaml.compose_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def _mark(node: yaml.Node) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
 def locate(file: str, index: int, field: str | None) -> tuple[int, int] | None:
     """(line, column), 1-based, of the field of the file's index-th object; None when the file
     cannot be composed again (then the error keeps its file, object and field)."""
-    if not os.path.isfile(file):
-        return None     # standard input (read once) or a file gone since: the error keeps the rest
     try:
-        text = read_text(file)
-        documents = yaml.compose_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        for i, obj in enumerate(o for doc in documents for o in _objects(doc)):
+        text = _text(file)
+        if text is None:
+            return None
+        for i, obj in enumerate(o for doc in _documents(text) for o in _objects(doc)):
             if i == index:
-                mark = node_at(obj, field).start_mark
-                return mark.line + 1, mark.column + 1
+                return _mark(node_at(obj, field))
+    except (yaml.YAMLError, InputError, RecursionError, ValueError):
+        return None
+    return None
+
+
+def locate_in_document(file: str, number: int, field: str | None) -> tuple[int, int] | None:
+    """(line, column) of a field path (``items[3].kind``) in the file's number-th document (0-based,
+    empty documents counted), for an error about a document's shape rather than one object's."""
+    try:
+        text = _text(file)
+        if text is None:
+            return None
+        for i, doc in enumerate(_documents(text)):
+            if i == number:
+                return _mark(node_at(doc, field)) if doc is not None else None
     except (yaml.YAMLError, InputError, RecursionError, ValueError):
         return None
     return None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..diagnostics import InputError
 from . import model
-from .load import _documents, structure_object
+from .load import _documents, _located, structure_object
 from .selectors import node_selector_matches, tolerates
 
 # The controller that owns the pods (a Deployment's pods belong to its ReplicaSet), which
@@ -41,17 +41,34 @@ def read_pods_and_workloads(path: str | Path, replicas: int | None, state,
     StatefulSet's volumeClaimTemplates become the claims its controller would make, added to
     ``state`` unless they exist; a DaemonSet makes a pod for each node of ``state`` its
     controller would run one on. More than ``max_pods`` pods in all is an input error, before any
-    is made. Without ``plain_pods``, only workloads are read."""
+    is made. Without ``plain_pods``, only workloads are read. An error names the file with the
+    line and column of the field: a workload's pods and claims are located at their templates."""
     pods, owners = [], []
     for file, index, raw in _documents(Path(path)):
         kind = raw.get("kind")
-        if kind == "Pod" and plain_pods:
-            pods.append(structure_object(raw, file, index))
-        elif kind in WORKLOADS:
-            made, owner = _expand(raw, file, index, replicas, state, max_pods, len(pods))
-            pods += made
-            owners += owner
+        try:
+            if kind == "Pod" and plain_pods:
+                pods.append(structure_object(raw, file, index))
+            elif kind in WORKLOADS:
+                made, owner = _expand(raw, file, index, replicas, state, max_pods, len(pods))
+                pods += made
+                owners += owner
+        except InputError as err:
+            raise _located(err, file, index) from None
     return pods, owners
+
+
+def _made(raw: dict, file: str, index: int, where: dict, template: str, names=("metadata.name",
+          "metadata.namespace")):
+    """An object made from a template of the workload (a pod, a claim), typed: an error in it
+    names the workload and the field of the template it comes from (its name and namespace are
+    the workload's, at ``names``)."""
+    try:
+        return structure_object(raw, file, index)
+    except InputError as err:
+        field = err.field if err.field in names or not template else \
+            f"{template}.{err.field}" if err.field else template
+        raise InputError(err.message, field=field, **where) from None
 
 
 def _expand(raw: dict, file: str, index: int, replicas: int | None, state, max_pods: int,
@@ -64,9 +81,9 @@ def _expand(raw: dict, file: str, index: int, replicas: int | None, state, max_p
     if kind == "CronJob":
         spec = _mapping(_mapping(spec.get("jobTemplate")).get("spec"))
     template = spec.get("template")
+    template_field = "spec.jobTemplate.spec.template" if kind == "CronJob" else "spec.template"
     if not isinstance(template, dict):
-        field = "spec.jobTemplate.spec.template" if kind == "CronJob" else "spec.template"
-        raise InputError("a workload needs a pod template", field=field, **where)
+        raise InputError("a workload needs a pod template", field=template_field, **where)
     tmeta = dict(_mapping(template.get("metadata")))
     pod_spec = dict(_mapping(template.get("spec")))
     owners = []
@@ -74,14 +91,14 @@ def _expand(raw: dict, file: str, index: int, replicas: int | None, state, max_p
         owner = OWNER_KIND[kind]
         tmeta["ownerReferences"] = [{"apiVersion": "v1" if owner == "ReplicationController" else "apps/v1",
                                      "kind": owner, "name": name, "uid": f"{namespace}/{name}", "controller": True}]
-        owners.append(structure_object({"apiVersion": "apps/v1", "kind": owner,
-                                        "metadata": {"name": name, "namespace": namespace},
-                                        "spec": {"selector": spec.get("selector")}}, file, index))
+        owners.append(_made({"apiVersion": "apps/v1", "kind": owner,
+                             "metadata": {"name": name, "namespace": namespace},
+                             "spec": {"selector": spec.get("selector")}}, file, index, where, ""))
 
     def pod(pod_name: str, pod_spec: dict) -> model.Pod:
-        return structure_object({"apiVersion": "v1", "kind": "Pod",
-                                 "metadata": {**tmeta, "name": pod_name, "namespace": namespace},
-                                 "spec": pod_spec}, file, index)
+        return _made({"apiVersion": "v1", "kind": "Pod",
+                      "metadata": {**tmeta, "name": pod_name, "namespace": namespace},
+                      "spec": pod_spec}, file, index, where, template_field)
 
     if kind == "DaemonSet":
         return _daemon_pods(name, pod_spec, pod, state), owners
@@ -92,7 +109,7 @@ def _expand(raw: dict, file: str, index: int, replicas: int | None, state, max_p
     if kind == "StatefulSet":
         # Pods by ordinal, each mounting its own claims (pkg/controller/statefulset/stateful_set_utils.go).
         templates = spec.get("volumeClaimTemplates") or []
-        return [pod(f"{name}-{i}", _with_claims(pod_spec, templates, name, namespace, i, file, index, state))
+        return [pod(f"{name}-{i}", _with_claims(pod_spec, templates, name, namespace, i, file, index, state, where))
                 for i in range(count)], owners
     return [pod(f"{name}-{i:05d}", pod_spec) for i in range(count)], owners
 
@@ -106,20 +123,22 @@ def _count(kind: str, spec: dict, where: dict) -> int:
 
 
 def _with_claims(pod_spec: dict, templates: list, name: str, namespace: str, ordinal: int, file: str, index: int,
-                 state) -> dict:
+                 state, where: dict) -> dict:
     """The pod spec with a volume per claim template, named as the template, mounting the claim
     ``<template>-<statefulset>-<ordinal>``; each claim is made (unbound, as the controller creates
     it) unless the state has it already."""
     volumes = {v.get("name"): v for v in pod_spec.get("volumes") or [] if isinstance(v, dict)}
-    for template in templates:
+    for j, template in enumerate(templates):
         tmeta = _mapping(_mapping(template).get("metadata"))
         claim = f"{tmeta.get('name', '')}-{name}-{ordinal}"
         volumes[tmeta.get("name", "")] = {"name": tmeta.get("name", ""), "persistentVolumeClaim": {"claimName": claim}}
         if (namespace, claim) not in state.claims:
-            state.add_claim(structure_object(
+            at = f"spec.volumeClaimTemplates[{j}]"
+            state.add_claim(_made(
                 {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
                  "metadata": {**tmeta, "name": claim, "namespace": namespace},
-                 "spec": _mapping(template).get("spec") or {}}, file, index))
+                 "spec": _mapping(template).get("spec") or {}}, file, index, where, at,
+                names=("metadata.namespace",)))
     return {**pod_spec, "volumes": list(volumes.values())} if templates else pod_spec
 
 
@@ -130,10 +149,13 @@ def _daemon_pods(name: str, pod_spec: dict, pod, state) -> list:
     left untolerated once the daemon tolerations are added. Each pod is pinned to its node by a
     required node affinity on metadata.name (ReplaceDaemonSetPodNodeNameNodeAffinity)."""
     wanted = [*DAEMON_TOLERATIONS, *([DAEMON_HOST_NETWORK_TOLERATION] if pod_spec.get("hostNetwork") else [])]
-    tolerations = [t for t in pod_spec.get("tolerations") or [] if isinstance(t, dict)]
-    for key, effect in wanted:
-        # AddOrUpdateTolerationInPodSpec: one of the same key and effect is replaced.
-        tolerations = [t for t in tolerations if (t.get("key"), t.get("effect")) != (key, effect)]
+    tolerations = pod_spec.get("tolerations") or []
+    tolerations = list(tolerations) if isinstance(tolerations, list) else tolerations   # else refused, as given
+    for key, effect in wanted if isinstance(tolerations, list) else ():
+        # AddOrUpdateTolerationInPodSpec: one of the same key and effect is replaced (one that is not
+        # an object stays, for the pod's typing to refuse).
+        tolerations = [t for t in tolerations
+                       if not isinstance(t, dict) or (t.get("key"), t.get("effect")) != (key, effect)]
         tolerations.append({"key": key, "operator": "Exists", "effect": effect})
     daemon_spec = {**pod_spec, "tolerations": tolerations}
     template = pod(name, daemon_spec)
