@@ -6,6 +6,7 @@ copies the screenshot to docs/report-whatif.png, which the README shows."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -133,3 +134,153 @@ def test_report_opens_in_headless_chromium(tmp_path, capsys, at_root, request):
     assert len(data) > 50_000, "the screenshot is almost empty"
     if request.config.getoption("--update-golden"):
         SCREENSHOT.write_bytes(data)
+
+
+# ---- names that look like markup, in every field a report shows (issue 46) -------------------------
+
+# `<!--<script>` in a script's text opens an escaped section in which `<script>` keeps the real
+# `</script>` from closing the element: the rest of the page became script and no chart drew.
+EVIL = ("<!--<script>", "</script><script>alert(1)</script>", "&amp;")
+A, B, C = EVIL
+json_str = json.dumps       # a YAML string: JSON's is one
+
+HOSTILE_CLUSTER = f"""\
+apiVersion: v1
+kind: Node
+metadata: {{name: {json_str(A)}, labels: {{topology.kubernetes.io/zone: z1}}}}
+status: {{allocatable: {{cpu: "2", memory: 8Gi, pods: "110"}}}}
+---
+apiVersion: v1
+kind: Node
+metadata: {{name: {json_str(B)}, labels: {{topology.kubernetes.io/zone: z2, evil: "yes"}}}}
+status: {{allocatable: {{cpu: "2", memory: 8Gi, pods: "110"}}}}
+---
+apiVersion: v1
+kind: Node
+metadata: {{name: {json_str(C)}, labels: {{topology.kubernetes.io/zone: z1}}}}
+status: {{allocatable: {{cpu: "1", memory: 8Gi, pods: "110"}}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: {json_str(B)}, namespace: {json_str(A)}}}
+spec: {{nodeName: {json_str(A)}, priority: 0, containers: [{{name: c, resources: {{requests: {{cpu: 1500m}}}}}}]}}
+status: {{phase: Running}}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {{name: {json_str(C)}, namespace: {json_str(A)}}}
+spec: {{minAvailable: 1, selector: {{matchLabels: {{}}}}}}
+"""
+
+HOSTILE_PODS = f"""\
+apiVersion: v1
+kind: Pod
+metadata: {{name: {json_str(A)}, namespace: {json_str(C)}}}
+spec: {{containers: [{{name: c, resources: {{requests: {{cpu: 300m}}}}}}]}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: {json_str(C)}, namespace: {json_str(B)}}}
+spec: {{containers: [{{name: c, resources: {{requests: {{cpu: 1900m}}}}}}]}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: big, namespace: {json_str(C)}}}
+spec: {{priority: 1000, containers: [{{name: c, resources: {{requests: {{cpu: 1800m}}}}}}]}}
+"""
+
+# A policy whose reason (every message that names it) is markup too.
+HOSTILE_POLICY = f"""\
+policy Hostile
+
+filter no_evil {{
+    reject when node.metadata.labels["evil"] != null
+        reason {json_str(" ".join(EVIL))}
+}}
+
+profile hostile {{
+    use NodeUnschedulable
+    use NodeResourcesFit weight 1
+    use Hostile
+    use DefaultPreemption
+}}
+"""
+
+
+def _hostile_argv(tmp_path, verb: str) -> list[str]:
+    (tmp_path / "cluster.yaml").write_text(HOSTILE_CLUSTER)
+    (tmp_path / "pods.yaml").write_text(HOSTILE_PODS)
+    (tmp_path / "unit.yaml").write_text(HOSTILE_PODS.split("---\n")[0])
+    (tmp_path / "hostile.sched").write_text(HOSTILE_POLICY)
+    cluster, pods, policy = (str(tmp_path / n) for n in ("cluster.yaml", "pods.yaml", "hostile.sched"))
+    return {
+        "simulate": ["simulate", "--cluster", cluster, "--pods", pods, "--profile", policy],
+        "capacity": ["capacity", "--cluster", cluster, "--pod", str(tmp_path / "unit.yaml"), "--profile", policy],
+        "whatif": ["whatif", "--cluster", cluster, "--event", f"drain {A}", "--profile", policy],
+        "diff": ["diff", "--policy", "default-scheduler", "--policy", policy, "--cluster", cluster, "--pods", pods],
+    }[verb]
+
+
+def _strings(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (k, *_strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+# Where each verb's page shows the names: chart data (pod keys ns/name, node names, namespaces,
+# reasons) and the page's text (its title, paragraphs and tables).
+SHOWN = {
+    "simulate": {"json": [A, B, C, f"{B}/{C}", f"{A}/{B}", f"Hostile: {' '.join(EVIL)}"],
+                 "text": [f"{B}/{C}", f"{A}/{B}", A]},
+    "capacity": {"json": [A, C, f"Hostile: {' '.join(EVIL)}"], "text": [f"{C}/{A}", " ".join(EVIL)]},
+    "whatif": {"json": [A, B, C], "text": [f"drain {A}", f"{A}/{B}", f"{A}/{C}"]},
+    "diff": {"json": [A, B, C, f"Hostile: {' '.join(EVIL)}"], "text": [f"{A}/{B}", f"{B}/{C}", " ".join(EVIL)]},
+}
+
+
+@pytest.mark.parametrize("verb", list(SHOWN))
+def test_markup_in_names_and_messages_leaves_the_page_whole(tmp_path, capsys, verb):
+    import html5lib
+
+    from policylang.report.html import _bundle, _code_in_script
+
+    out = tmp_path / f"{verb}.html"
+    code = main([*_hostile_argv(tmp_path, verb), "--report", str(out)])
+    assert code in (0, 1), capsys.readouterr().err
+    page = out.read_text()
+    for raw in ("<", ">", "&"):   # none of the three is left in any chart's JSON
+        assert raw not in page[page.rindex("<script>") + len("<script>"):page.rindex("</script>")]
+    # Parsed as a browser parses it (html5lib: the WHATWG tokenizer and tree builder).
+    doc = html5lib.parse(page, namespaceHTMLElements=False)
+    scripts = doc.findall(".//script")
+    assert len(scripts) == 2, [s.text[:80] for s in scripts]
+    head, body = doc.find("head"), doc.find("body")
+    # The bundle, whole, in <head>; the charts' script, whole, last in <body>.
+    assert list(head.iter("script")) == [scripts[0]] and scripts[0].text == _code_in_script(_bundle())
+    assert list(body)[-1] is scripts[1]
+    assert {c.tag for c in body} <= {"h1", "h2", "p", "table", "div", "script"}
+    divs = [d.get("id") for d in body.findall("div") if d.get("class") == "chart"]
+    text, specs, pos = scripts[1].text.strip(), [], 0
+    decoder = json.JSONDecoder()
+    for div in divs:
+        call = f"vegaEmbed('#{div}', "
+        assert text.startswith(call, pos), text[pos:pos + 80]
+        spec, pos = decoder.raw_decode(text, pos + len(call))
+        tail = ", {actions: false, renderer: 'svg'}).catch(console.error);"
+        assert text.startswith(tail, pos)
+        pos = len(text) - len(text[pos + len(tail):].lstrip())
+        specs.append(spec)
+    assert pos == len(text) and len(specs) >= 3
+    # The names, verbatim, in the charts' data and in the page's text.
+    strings = "\n".join(s for spec in specs for s in _strings(spec))
+    for name in SHOWN[verb]["json"]:
+        assert name in strings, (name, strings)
+    shown = "\n".join("".join(e.itertext()) for e in body if e.tag != "script")
+    for name in SHOWN[verb]["text"]:
+        assert name in shown, (name, shown)
+    title = doc.find("head/title").text
+    assert doc.find("body/h1").text == title

@@ -48,9 +48,19 @@ def _bundle() -> str:
     return text
 
 
+# The characters of markup, written as JSON's escapes wherever a JSON text is inlined in a <script>
+# element: the HTML parser sees no "</script" to close the element early, no "<!--" to open an
+# escaped section in which a "<script>" would keep the real "</script>" from closing it (the
+# page's charts and the rest of its body swallowed), and no "&" (which XHTML, and any parser
+# that reads the page as XML, would decode in a script's text). JSON outside
+# strings has none of the three, so each is inside a string, where the escape reads back the same.
+_SCRIPT_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+
+
 def _json_in_script(value) -> str:
-    """JSON inlined in a <script> element: "<\\/" for "</", so no string in it can close the element."""
-    return json.dumps(value).replace("</", "<\\/")
+    """JSON inlined in a <script> element: `<`, `>` and `&` as \\u003c, \\u003e and \\u0026 (and
+    every other character past ASCII as its escape too), so no string in it is markup."""
+    return json.dumps(value, ensure_ascii=True).translate(_SCRIPT_SAFE)
 
 
 def _code_in_script(text: str) -> str:
