@@ -7,6 +7,11 @@
 # api_k8s134.go over api_k8s135.go where the framework's API differs. The cache key is the version's
 # module files, the sources and the Go version, so any change to them (or a new toolchain) builds
 # afresh; an unchanged tree reuses the binary.
+#
+# Builds into one cache entry take turns (flock(1), util-linux, on the entry's .lock): a second build
+# started meanwhile (another checkout, CI beside a developer) waits, then finds the binary the first
+# made and prints its path. Without flock (not Linux) builds do not wait, but each writes its own
+# partial file, so two at once only cost the time of both.
 set -euo pipefail
 cd "$(dirname "$0")"
 versions=("${1:-1.35}")
@@ -24,13 +29,30 @@ build() {
     dir="${XDG_CACHE_HOME:-$HOME/.cache}/policylang/oracle/$key"
     if [ ! -x "$dir/oracle" ]; then
         mkdir -p "$dir"
-        start=$(date +%s)
-        echo "building the oracle for Kubernetes $version (k8s.io/kubernetes; the first build takes minutes)..." >&2
-        go build -trimpath "${flags[@]}" -o "$dir/oracle.partial" .
-        mv "$dir/oracle.partial" "$dir/oracle"
-        echo "built the oracle for Kubernetes $version in $(( $(date +%s) - start ))s: $dir/oracle" >&2
+        lock "$dir"
+        if [ ! -x "$dir/oracle" ]; then   # unless the build we waited for made it
+            start=$(date +%s)
+            echo "building the oracle for Kubernetes $version (k8s.io/kubernetes; the first build takes minutes)..." >&2
+            local partial="$dir/oracle.partial.$$"
+            # go is not handed the lock's descriptor: nothing it leaves running could hold the lock.
+            go build -trimpath "${flags[@]}" -o "$partial" . 9>&- || { rm -f "$partial"; return 1; }
+            mv "$partial" "$dir/oracle"
+            echo "built the oracle for Kubernetes $version in $(( $(date +%s) - start ))s: $dir/oracle" >&2
+        fi
+        exec 9>&-   # the lock released: a build waiting on it goes on, and finds the binary
     fi
     echo "$dir/oracle"
+}
+
+# lock DIR: hold the lock of the cache entry DIR on descriptor 9, waiting while another build holds
+# it, until `exec 9>&-` or the end of the script however it ends (the kernel releases it then).
+lock() {
+    exec 9>"$1/.lock"
+    command -v flock >/dev/null 2>&1 || return 0
+    if ! flock -n 9; then
+        echo "waiting for another build into $1 to finish..." >&2
+        flock 9
+    fi
 }
 
 for v in "${versions[@]}"; do build "$v"; done
