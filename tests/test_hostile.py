@@ -374,7 +374,7 @@ def test_a_float_past_what_json_holds_in_simulate_is_an_input_error(capsys, tmp_
                    "  priority: 1e400\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: 1e400}}}]\n")
     code, _, err = run(capsys, "simulate", "--cluster", EXAMPLES / "cluster.yaml", "--pods", pod)
     assert code == 2, err
-    assert f"{pod}: Pod default/big: field spec" in err and "Traceback" not in err
+    assert f"{pod}:5:13: Pod default/big: field spec" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("value, why", [("1 / 0", "division by zero"),
