@@ -9,8 +9,8 @@ import sys
 
 from ..profiles import load_plans
 from ..diagnostics import InputError
-from .common import (byte_size, check_state_target, cluster_arguments, live, seconds, state_of, target_arguments,
-                     target_of)
+from .common import (byte_size, check_state_target, cluster_arguments, live, positive_count, seconds, state_of,
+                     target_arguments, target_of)
 
 
 def register(sub) -> None:
@@ -70,6 +70,18 @@ def register(sub) -> None:
     sv.add_argument("--request-timeout", type=seconds, default=4.0, metavar="SECONDS",
                     help="the deadline on each request's policy work, after which it is answered with an error "
                          "(default 4: under kube-scheduler's 5 s extender httpTimeout)")
+    sv.add_argument("--header-timeout", type=seconds, default=10.0, metavar="SECONDS",
+                    help="close a connection whose request line and headers are not complete this long after it "
+                         "opened (or after its next request's first byte), with 408 (default 10)")
+    sv.add_argument("--body-timeout", type=seconds, default=10.0, metavar="SECONDS",
+                    help="answer 408 and close when a request's body is not complete this long after its headers "
+                         "(default 10)")
+    sv.add_argument("--keep-alive-timeout", type=seconds, default=30.0, metavar="SECONDS",
+                    help="close a kept-alive connection idle this long between requests (default 30)")
+    sv.add_argument("--max-connections", type=positive_count, default=1000, metavar="N",
+                    help="connections open at once; at the cap the one stalled longest (idle, sending its request "
+                         "or not reading its answer) is closed to make room for a new one (default 1000, lowered "
+                         "to fit the open-files limit)")
     target_arguments(sv)
     sv.set_defaults(run=cmd_serve)
 
@@ -156,6 +168,8 @@ def cmd_serve(args) -> int:
                       kubeconfig=args.kubeconfig, context=args.context or None, in_cluster=args.in_cluster,
                       executor=args.executor, max_request_bytes=args.max_request_size,
                       decision_log=args.decision_log, reload_interval=args.reload_interval,
-                      request_timeout=args.request_timeout, target=target_of(args))
-    return run(options, Listen(args.address, args.port, args.tls_cert, args.tls_key, args.client_ca))
+                      request_timeout=args.request_timeout, body_timeout=args.body_timeout, target=target_of(args))
+    return run(options, Listen(args.address, args.port, args.tls_cert, args.tls_key, args.client_ca,
+                               keep_alive_timeout=args.keep_alive_timeout, header_timeout=args.header_timeout,
+                               max_connections=args.max_connections))
 

@@ -42,7 +42,8 @@ KEPT_NODE_LISTS = 16    # node lists resolved, kept per state (_NodeIndex.resolv
 
 
 class BadRequest(Exception):
-    """A request that does not decode (HTTP 400, the reason as the body)."""
+    """A request that does not decode, or is not the shape of what it claims to be (HTTP 400, with
+    the reason, which names the field, as the JSON body's ``error``)."""
 
 
 # Each type's fields, and what Go expects in each ("object", "list", "string", "map", "int").
@@ -57,19 +58,26 @@ TYPES = {
     "MetaPod": {"UID": ("string", "string")},
 }
 _JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "bool", int: "number", float: "number"}
+INT64 = range(-2**63, 2**63)
 
 
-def go_struct(raw, type_name: str, where: str = "") -> dict:
+def json_type(value) -> str:
+    """The JSON type of a decoded value, as Go's errors and serve's name it."""
+    return "null" if value is None else _JSON_TYPES.get(type(value), "value")
+
+
+def go_struct(raw, type_name: str, path: "str | None" = None) -> dict:
     """The fields of Go struct ``type_name`` in a decoded JSON object, matched as encoding/json
     matches them: the exact name, else a case-insensitive one; a later key overrides an earlier one;
     unknown keys are ignored; null leaves the field unset. A value of the wrong JSON type is Go's
-    error, in Go's words."""
+    error, in Go's words, naming the field by its ``path`` in the request (default: the type)."""
     fields = TYPES[type_name]
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        raise BadRequest(f"json: cannot unmarshal {_JSON_TYPES.get(type(raw), 'value')} into Go value of type "
-                         f"v1.{type_name}")
+        if path is None:
+            raise BadRequest(f"json: cannot unmarshal {json_type(raw)} into Go value of type v1.{type_name}")
+        raise BadRequest(f"json: cannot unmarshal {json_type(raw)} into Go struct field {path} of type v1.{type_name}")
     folded = {name.casefold(): name for name in fields}
     out = {}
     for key, value in raw.items():
@@ -81,15 +89,20 @@ def go_struct(raw, type_name: str, where: str = "") -> dict:
             continue
         want, go_type = fields[name]
         ok = {"object": isinstance(value, dict), "list": isinstance(value, list), "string": isinstance(value, str),
-              "int": isinstance(value, int) and not isinstance(value, bool)}[want]
+              "int": isinstance(value, int) and not isinstance(value, bool) and value in INT64}[want]
         if not ok:
-            raise BadRequest(f"json: cannot unmarshal {_JSON_TYPES.get(type(value), 'value')} into Go struct field "
-                             f"{type_name}.{where}{name} of type {go_type}")
+            what = json_type(value) if want != "int" or not isinstance(value, int) else f"number {value}"
+            raise BadRequest(f"json: cannot unmarshal {what} into Go struct field {path or type_name}.{name} "
+                             f"of type {go_type}")
         out[name] = value
     return out
 
 
-def decode_pod(raw: dict, where: str = "Pod") -> Pod:
+def decode_pod(raw, where: str = "Pod") -> Pod:
+    """The request's pod at ``where``, typed and checked as a dump's pods are."""
+    if not isinstance(raw, dict):
+        raise BadRequest(f"{where}: expected a Pod object, got {json_type(raw)}")
+    pod_meta(raw, where)
     raw = {"apiVersion": "v1", **raw, "kind": "Pod"}
     try:
         return structure_object(raw, where)
@@ -97,11 +110,34 @@ def decode_pod(raw: dict, where: str = "Pod") -> Pod:
         raise BadRequest(str(err)) from None
 
 
+def pod_meta(raw: dict, where: str) -> dict:
+    """The pod's metadata (an object, or none), whose names are strings when given."""
+    meta = raw.get("metadata")
+    if meta is None:
+        return {}
+    if not isinstance(meta, dict):
+        raise BadRequest(f"{where}.metadata: expected an ObjectMeta object, got {json_type(meta)}")
+    for field in ("name", "generateName", "namespace", "uid"):
+        value = meta.get(field)
+        if value is not None and not isinstance(value, str):
+            raise BadRequest(f"{where}.metadata.{field}: expected a string, got {json_type(value)}")
+    return meta
+
+
+def _elements(raw: list, what: str, path: str):
+    """A list's elements, each of which must be a ``what`` object (null is refused: kube-scheduler
+    sends none, and a nil pod is no victim)."""
+    for i, value in enumerate(raw):
+        if not isinstance(value, dict):
+            raise BadRequest(f"{path}[{i}]: expected a {what} object, got {json_type(value)}")
+        yield i, value
+
+
 def _decode_node(raw, i: int) -> Node:
     if not isinstance(raw, dict):
-        raise BadRequest(f"Nodes.items[{i}]: expected a Node object")
+        raise BadRequest(f"ExtenderArgs.Nodes.items[{i}]: expected a Node object, got {json_type(raw)}")
     try:
-        return structure_object({"apiVersion": "v1", **raw, "kind": "Node"}, "Nodes", i)
+        return structure_object({"apiVersion": "v1", **raw, "kind": "Node"}, "ExtenderArgs.Nodes.items", i)
     except InputError as err:
         raise BadRequest(str(err)) from None
 
@@ -139,28 +175,30 @@ class Extender:
         if "NodeNames" in args:
             return named_nodes(state, args["NodeNames"])
         listed = args.get("Nodes") or {}
-        items = listed.get("items") or []
+        items = listed.get("items")
+        items = [] if items is None else items
         if not isinstance(items, list):
-            raise BadRequest("json: cannot unmarshal into Go struct field NodeList.items of type []v1.Node")
+            raise BadRequest(f"json: cannot unmarshal {json_type(items)} into Go struct field "
+                             f"ExtenderArgs.Nodes.items of type []v1.Node")
         nodes = [_decode_node(raw, i) for i, raw in enumerate(items)]
         return Candidates(nodes, [n.metadata.name for n in nodes], None, [], items)
 
-    def _pod(self, raw) -> Pod:
+    def _pod(self, raw, where: str) -> Pod:
         """The request's pod, decoded once: kube-scheduler sends the same pod to filter and then to
         prioritize (and again each cycle it stays pending), so the last few decoded are kept and
         reused when the JSON object is equal to the one they came from."""
         if not isinstance(raw, dict):
-            return decode_pod(raw)
+            return decode_pod(raw, where)
         meta = raw.get("metadata")
         key = (meta.get("namespace"), meta.get("name"), meta.get("uid")) if isinstance(meta, dict) else None
         try:
             kept = self._pods.get(key)
         except TypeError:       # an unhashable name: decode_pod says what is wrong
-            return decode_pod(raw)
+            return decode_pod(raw, where)
         if kept is not None and kept[0] == raw:
             self._pods.move_to_end(key)
             return kept[1]
-        pod = decode_pod(raw)
+        pod = decode_pod(raw, where)
         self._pods[key] = (raw, pod)
         if len(self._pods) > KEPT_PODS:
             self._pods.popitem(last=False)
@@ -169,7 +207,7 @@ class Extender:
     def _request(self, state: ClusterState, body):
         """ExtenderArgs read: the pod, its candidate nodes, its profile and executable."""
         args = _args(body, "ExtenderArgs")
-        pod = self._pod(args["Pod"])
+        pod = self._pod(args["Pod"], "ExtenderArgs.Pod")
         return (pod, self._nodes(state, args), *self._exe(pod))
 
     def filter(self, state: ClusterState, body) -> VerbOutcome:
@@ -226,22 +264,26 @@ class Extender:
         """Keep the candidates where the pod passes the team filters once their victims are gone
         (the victims themselves unchanged); drop the others."""
         args = _args(body, "ExtenderPreemptionArgs")
-        pod = decode_pod(args["Pod"])
+        pod = decode_pod(args["Pod"], "ExtenderPreemptionArgs.Pod")
         profile, exe = self._exe(pod)
         by_uid = None
         candidates: dict = {}       # node → (MetaVictims as Go encodes it, the victim pods)
         if "NodeNameToMetaVictims" in args:
             by_uid = {p.metadata.uid: p for p in state.pods if p.metadata.uid}
             for node, raw in args["NodeNameToMetaVictims"].items():
-                victims = go_struct(raw, "MetaVictims", f"NodeNameToMetaVictims[{node}].")
-                uids = [go_struct(m, "MetaPod").get("UID", "") for m in victims.get("Pods", [])]
+                where = f"ExtenderPreemptionArgs.NodeNameToMetaVictims[{node}]"
+                victims = go_struct(raw, "MetaVictims", where)
+                uids = [go_struct(m, "MetaPod", f"{where}.Pods[{i}]").get("UID", "")
+                        for i, m in _elements(victims.get("Pods", []), "MetaPod", f"{where}.Pods")]
                 candidates[node] = ({"Pods": [{"UID": u} for u in uids],
                                      "NumPDBViolations": victims.get("NumPDBViolations", 0)},
                                     [by_uid[u] for u in uids if u in by_uid])
         else:
             for node, raw in (args.get("NodeNameToVictims") or {}).items():
-                victims = go_struct(raw, "Victims", f"NodeNameToVictims[{node}].")
-                pods = [decode_pod(p, f"NodeNameToVictims[{node}].Pods") for p in victims.get("Pods", [])]
+                where = f"ExtenderPreemptionArgs.NodeNameToVictims[{node}]"
+                victims = go_struct(raw, "Victims", where)
+                pods = [decode_pod(p, f"{where}.Pods[{i}]")
+                        for i, p in _elements(victims.get("Pods", []), "Pod", f"{where}.Pods")]
                 candidates[node] = ({"Pods": [{"UID": p.metadata.uid} for p in pods],
                                      "NumPDBViolations": victims.get("NumPDBViolations", 0)}, pods)
         kept = {}
@@ -358,7 +400,8 @@ class _NodeIndex:
 
     def _find(self, state: ClusterState, names) -> Candidates:
         if not isinstance(names, list):
-            raise BadRequest("json: cannot unmarshal into Go struct field ExtenderArgs.NodeNames of type []string")
+            raise BadRequest(f"json: cannot unmarshal {json_type(names)} into Go struct field ExtenderArgs.NodeNames "
+                             f"of type []string")
         try:
             pos = np.fromiter(map(self.position.__getitem__, names), dtype=np.int64, count=len(names))
             unknown: list = []

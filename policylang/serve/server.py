@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from datetime import datetime, timezone
+import functools
 import json
+import logging
 import os
 import signal
 from pathlib import Path
@@ -27,6 +28,8 @@ import orjson
 from ..cost import CostExceeded, deadline
 from ..diagnostics import InputError, PolicyError
 from .extender import BadRequest, Encoded, Extender, VerbOutcome, PlanFailed
+from .guard import (Connections, HEADER_LIMIT, Throttled, error_fields, exception_handler, fd_budget, guarded_protocol,
+                    listener, log_line)
 from ..frozen import frozen
 from ..run.framework import PlanRuntimeError
 from ..run.vector import NodeCache
@@ -39,6 +42,15 @@ DEFAULT_MAX_REQUEST = 32 * 2**20
 # exported configuration writes 5s) and the webhook's timeoutSeconds (5 in the exported one), so
 # that the answer, an error past the deadline, arrives before the caller gives up.
 DEFAULT_REQUEST_TIMEOUT = 4.0
+# What a client gets to hold a connection with (docs/deploy/README.md, "Limits"): the request line
+# and headers within DEFAULT_HEADER_TIMEOUT of the connection's opening (or of its next request's
+# first byte), the body within DEFAULT_BODY_TIMEOUT of the headers' end, an idle kept-alive
+# connection closed after DEFAULT_KEEP_ALIVE; at most DEFAULT_MAX_CONNECTIONS open (fewer when the
+# open-files limit is lower), the longest-stalled one shed for a new one.
+DEFAULT_HEADER_TIMEOUT = 10.0
+DEFAULT_BODY_TIMEOUT = 10.0
+DEFAULT_KEEP_ALIVE = 30.0
+DEFAULT_MAX_CONNECTIONS = 1000
 
 
 @frozen
@@ -54,6 +66,7 @@ class Options:
     decision_log: Optional[str] = None
     reload_interval: float = 2.0
     request_timeout: Optional[float] = DEFAULT_REQUEST_TIMEOUT    # None: no deadline
+    body_timeout: Optional[float] = DEFAULT_BODY_TIMEOUT          # None: none
     target: Target = DEFAULT_TARGET     # the Kubernetes version and feature gates decided as
 
 
@@ -185,12 +198,7 @@ class Metrics:
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
 
-def _log(stream, **fields) -> None:
-    if stream is None:
-        return
-    fields = {"time": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **fields}
-    stream.write(json.dumps(fields, separators=(",", ":")) + "\n")
-    stream.flush()
+_log = log_line
 
 
 class Server:
@@ -267,68 +275,152 @@ def decode_json(raw: bytes):
 
 def encode_json(answer) -> bytes:
     """The answer as JSON (orjson: ~5× the stdlib's speed on 5,000 node names), or as the verb
-    encoded it."""
-    return answer if isinstance(answer, Encoded) else orjson.dumps(answer)
+    encoded it. What orjson cannot write (an integer past 64 bits, deep nesting: echoed from a
+    request only the stdlib's parser took) the stdlib writes."""
+    if isinstance(answer, Encoded):
+        return answer
+    try:
+        return orjson.dumps(answer)
+    except orjson.JSONEncodeError:
+        return json.dumps(answer, separators=(",", ":")).encode()
 
 
-async def _body(request, limit: int) -> "bytes | None":
-    """The request body, or None when it is larger than ``limit``."""
+def error_body(message: str) -> bytes:
+    """Every error's body: ``{"error": "…"}`` (a lone surrogate from the request escaped)."""
+    try:
+        return orjson.dumps({"error": message})
+    except orjson.JSONEncodeError:
+        return json.dumps({"error": message}).encode()
+
+
+class BodyTimeout(Exception):
+    """The body did not arrive within --body-timeout of the headers' end."""
+
+
+async def _body(request, limit: int, timeout: Optional[float] = None) -> "bytes | None":
+    """The request body, or None when it is larger than ``limit``; BodyTimeout past ``timeout``."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         return None
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
+
+    async def read():
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                return None
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    if timeout is None:
+        return await read()
+    try:
+        async with asyncio.timeout(timeout):
+            return await read()
+    except TimeoutError:
+        raise BodyTimeout() from None
+
+
+class Shielded:
+    """The outermost ASGI layer: an exception nothing else caught is one log line (its traceback
+    only with POLICYLANG_TRACEBACK set), and a 500 with a JSON body if no answer has begun; never
+    uvicorn's traceback."""
+
+    def __init__(self, app, log):
+        self.app = app
+        self.log = log
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        begun = False
+
+        async def tracked(message):
+            nonlocal begun
+            begun = begun or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except Exception as err:        # (starlette's ServerErrorMiddleware has answered, and re-raises)
+            log_line(self.log, event="internal_error", path=scope.get("path"), **error_fields(err))
+            if not begun:
+                body = error_body(f"internal error ({type(err).__name__}); the server logged it")
+                await send({"type": "http.response.start", "status": 500,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
 
 
 def build_app(server: Server):
     from starlette.applications import Starlette
+    from starlette.exceptions import HTTPException
+    from starlette.requests import ClientDisconnect
     from starlette.responses import PlainTextResponse, Response
     from starlette.routing import Route
 
-    def respond(verb: str, code: int, started: float, content: bytes, media: str = "application/json"):
+    def respond(verb: str, code: int, started: float, content: bytes, close: bool = False):
         server.metrics.requests.labels(verb, str(code)).inc()
         server.metrics.latency.labels(verb).observe(time.perf_counter() - started)
-        return Response(content, status_code=code, media_type=media)
+        return Response(content, status_code=code, media_type="application/json",
+                        headers={"connection": "close"} if close else None)
+
+    def refuse(verb: str, code: int, started: float, message: str, event: str = "bad_request", close: bool = False):
+        """A request serve does not answer: the reason as JSON, and one log line."""
+        _log(server.log, event=event, verb=verb, code=code, error=message)
+        return respond(verb, code, started, error_body(message), close)
+
+    async def handle(verb: str, request, started: float):
+        limit = server.options.max_request_bytes
+        try:
+            raw = await _body(request, limit, server.options.body_timeout)
+        except BodyTimeout:
+            return refuse(verb, 408, started, f"the request body did not arrive within {server.options.body_timeout}s "
+                                              f"(--body-timeout)", "body_timeout", close=True)
+        if raw is None:
+            # (closed: the rest of the body is not read)
+            return refuse(verb, 413, started, f"request body exceeds {limit} bytes (--max-request-size)",
+                          "request_too_large", close=True)
+        try:
+            body = decode_json(raw)
+        except (ValueError, UnicodeDecodeError) as err:
+            return refuse(verb, 400, started, f"malformed JSON: {err}")
+        except RecursionError:      # (Go's decoder stops at 10,000 levels, with these words)
+            return refuse(verb, 400, started, "malformed JSON: exceeded max depth")
+        try:
+            answer, outcome, ops = server.answer(verb, body)
+        except BadRequest as err:
+            return refuse(verb, 400, started, str(err))
+        except PlanFailed as err:
+            if err.deadline:
+                server.metrics.deadlines.labels(verb).inc()
+            _log(server.decisions, verb=verb, error=str(err))
+            # 503 past the deadline (the server's own limit, worth a retry), 500 for a policy
+            # that fails; both are the caller's error for the call (prioritize: ignored).
+            return respond(verb, 503 if err.deadline else 500, started, error_body(str(err)))
+        if outcome is not None:
+            for plugin, count in outcome.rejections.items():
+                server.metrics.rejections.labels(plugin).inc(count)
+            _log(server.decisions, verb=verb, pod=outcome.pod, profile=outcome.profile,
+                 kubernetes_version=server.options.target.version, passed=outcome.passed,
+                 rejections=outcome.rejections, error=outcome.error or None,
+                 ms=round((time.perf_counter() - started) * 1000, 3))
+        else:
+            _log(server.decisions, verb=verb, patch_ops=ops, ms=round((time.perf_counter() - started) * 1000, 3))
+        return respond(verb, 200, started, encode_json(answer))
 
     def make(verb: str):
         async def endpoint(request):
             started = time.perf_counter()
-            raw = await _body(request, server.options.max_request_bytes)
-            if raw is None:
-                return respond(verb, 413, started, f"request body exceeds {server.options.max_request_bytes} "
-                                                   f"bytes (--max-request-size)\n".encode(), "text/plain")
             try:
-                body = decode_json(raw)
-            except (ValueError, UnicodeDecodeError) as err:
-                return respond(verb, 400, started, f"malformed JSON: {err}\n".encode(), "text/plain")
-            except RecursionError:      # (Go's decoder stops at 10,000 levels, with these words)
-                return respond(verb, 400, started, b"malformed JSON: exceeded max depth\n", "text/plain")
-            try:
-                answer, outcome, ops = server.answer(verb, body)
-            except BadRequest as err:
-                return respond(verb, 400, started, f"{err}\n".encode(), "text/plain")
-            except PlanFailed as err:
-                if err.deadline:
-                    server.metrics.deadlines.labels(verb).inc()
-                _log(server.decisions, verb=verb, error=str(err))
-                # 503 past the deadline (the server's own limit, worth a retry), 500 for a policy
-                # that fails; both are the caller's error for the call (prioritize: ignored).
-                return respond(verb, 503 if err.deadline else 500, started, f"{err}\n".encode(), "text/plain")
-            if outcome is not None:
-                for plugin, count in outcome.rejections.items():
-                    server.metrics.rejections.labels(plugin).inc(count)
-                _log(server.decisions, verb=verb, pod=outcome.pod, profile=outcome.profile,
-                     kubernetes_version=server.options.target.version, passed=outcome.passed,
-                     rejections=outcome.rejections, error=outcome.error or None,
-                     ms=round((time.perf_counter() - started) * 1000, 3))
-            else:
-                _log(server.decisions, verb=verb, patch_ops=ops, ms=round((time.perf_counter() - started) * 1000, 3))
-            return respond(verb, 200, started, encode_json(answer))
+                return await handle(verb, request, started)
+            except ClientDisconnect:        # gone (shed, or closed its end): no one to answer
+                return Response(status_code=400)
+            except Exception as err:
+                # A bug: one line (the traceback with POLICYLANG_TRACEBACK), a 500 in JSON.
+                _log(server.log, event="internal_error", verb=verb, **error_fields(err))
+                return respond(verb, 500, started, error_body(f"internal error ({type(err).__name__}); "
+                                                              f"the server logged it"))
         return endpoint
 
     async def healthz(request):
@@ -343,12 +435,23 @@ def build_app(server: Server):
         content, media = server.metrics.render()
         return Response(content, media_type=media)
 
+    async def http_error(request, exc):     # 404, 405: JSON too
+        return Response(error_body(exc.detail), status_code=exc.status_code, headers=exc.headers,
+                        media_type="application/json")
+
+    async def server_error(request, exc):   # (logged by Shielded, which starlette re-raises it to)
+        return Response(error_body(f"internal error ({type(exc).__name__}); the server logged it"), status_code=500,
+                        media_type="application/json")
+
     @contextlib.asynccontextmanager
     async def lifespan(app):
         async def reload_loop():
             while True:
                 await asyncio.sleep(server.options.reload_interval)
-                server.check_reload()
+                try:
+                    server.check_reload()
+                except Exception as err:    # a bug, or the files unreadable: the old ones keep serving
+                    _log(server.log, event="reload_failed", **error_fields(err))
         task = asyncio.create_task(reload_loop()) if server.options.reload_interval > 0 else None
         try:
             yield
@@ -359,7 +462,9 @@ def build_app(server: Server):
 
     routes = [Route(f"/{verb}", make(verb), methods=["POST"]) for verb in VERBS]
     routes += [Route("/healthz", healthz), Route("/readyz", readyz), Route("/metrics", metrics)]
-    return Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan,
+                    exception_handlers={HTTPException: http_error, Exception: server_error})
+    return Shielded(app, server.log)
 
 
 @frozen
@@ -369,11 +474,16 @@ class Listen:
     tls_cert: Optional[str] = None
     tls_key: Optional[str] = None
     client_ca: Optional[str] = None
-    keep_alive_timeout: int = 30
+    keep_alive_timeout: float = DEFAULT_KEEP_ALIVE
     graceful_timeout: int = 10
+    header_timeout: Optional[float] = DEFAULT_HEADER_TIMEOUT      # None: none
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
 
 
-def uvicorn_config(app, listen: Listen):
+def uvicorn_config(app, listen: Listen, http="auto"):
+    """uvicorn's configuration: ``http``, the HTTP/1.1 protocol (run's is guard.GuardedProtocol
+    over uvicorn's own), on asyncio's loop (whose accept calls guard.Listener's), no WebSockets,
+    and uvicorn's logging left to run (one line each, at most once a second)."""
     import ssl
 
     import uvicorn
@@ -384,26 +494,42 @@ def uvicorn_config(app, listen: Listen):
         if listen.client_ca:
             tls.update(ssl_ca_certs=listen.client_ca, ssl_cert_reqs=ssl.CERT_REQUIRED)
     return uvicorn.Config(app, host=listen.address, port=listen.port, log_level="warning", access_log=False,
+                          log_config=None, http=http, ws="none", loop="asyncio",
+                          h11_max_incomplete_event_size=HEADER_LIMIT,
                           timeout_keep_alive=listen.keep_alive_timeout,
                           timeout_graceful_shutdown=listen.graceful_timeout, lifespan="on", **tls)
 
 
-def _check_address(listen: Listen) -> None:
-    """A port that cannot be had is bad input (exit 2), said before anything is loaded."""
-    import socket
-
+def _bind(listen: Listen, connections: Connections):
+    """The listening socket; a port that cannot be had is bad input (exit 2), said before
+    anything is loaded."""
     try:
-        family = socket.AF_INET6 if ":" in listen.address else socket.AF_INET
-        with socket.socket(family) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind((listen.address, listen.port))
+        return listener(listen.address, listen.port, connections)
     except OSError as err:
         raise InputError(f"cannot listen on {listen.address}:{listen.port}: {err.strerror or err}") from None
+
+
+class _UvicornLog(logging.Handler):
+    """uvicorn's own warnings and errors (an invalid request, …) as serve's JSON lines, at most one
+    a second for each message."""
+
+    def __init__(self, notes: Throttled):
+        super().__init__(logging.WARNING)
+        self.notes = notes
+
+    def emit(self, record) -> None:
+        fields = {"level": record.levelname.lower(), "message": record.getMessage()}
+        if record.exc_info and record.exc_info[1] is not None:
+            fields.update(error_fields(record.exc_info[1]))
+        self.notes.note("uvicorn", key=fields["message"], **fields)
 
 
 def run(options: Options, listen: Listen, log=sys.stderr) -> int:
     """Serve until SIGTERM or SIGINT, then finish the requests in flight (graceful shutdown)."""
     import uvicorn
+
+    notes = Throttled(log)
+    connections = Connections(listen.max_connections, listen.header_timeout, notes)
 
     class _Uvicorn(uvicorn.Server):
         @contextlib.contextmanager
@@ -417,14 +543,45 @@ def run(options: Options, listen: Listen, log=sys.stderr) -> int:
                 for s, handler in previous.items():
                     signal.signal(s, handler)
 
-    _check_address(listen)
-    server = Server(options, log=log)
-    scheme = "https" if listen.tls_cert else "http"
-    _log(log, event="serving", url=f"{scheme}://{listen.address}:{listen.port}", profiles=sorted(server.policy.plans),
-         nodes=len(server.source.state.nodes), kubernetes=options.target.json())
+        async def startup(self, sockets=None):
+            """The loop's errors as throttled lines; a TLS handshake gets --header-timeout too
+            (asyncio's default is 60 s, during which the connection holds a file)."""
+            loop = asyncio.get_running_loop()
+            loop.set_exception_handler(exception_handler(notes))
+            if not (listen.tls_cert and listen.header_timeout):
+                return await super().startup(sockets)
+            loop.create_server = functools.partial(loop.create_server, ssl_handshake_timeout=listen.header_timeout)
+            try:
+                await super().startup(sockets)
+            finally:
+                del loop.create_server
+
+    sock = _bind(listen, connections)
+    uvicorn_logger = logging.getLogger("uvicorn")
+    handler, propagate = _UvicornLog(notes), uvicorn_logger.propagate
     try:
-        _Uvicorn(uvicorn_config(build_app(server), listen)).run()
+        server = Server(options, log=log)
+        # (counted once the policy and the state are loaded: the files they keep open count too)
+        connections.limit, reduced = fd_budget(listen.max_connections)
+        scheme = "https" if listen.tls_cert else "http"
+        _log(log, event="serving", url=f"{scheme}://{listen.address}:{listen.port}",
+             profiles=sorted(server.policy.plans), nodes=len(server.source.state.nodes),
+             kubernetes=options.target.json(),
+             limits={"header_timeout": listen.header_timeout, "body_timeout": options.body_timeout,
+                     "keep_alive_timeout": listen.keep_alive_timeout, "max_connections": connections.limit,
+                     "max_request_bytes": options.max_request_bytes, "request_timeout": options.request_timeout,
+                     **({"max_connections_lowered": reduced} if reduced else {})})
+        uvicorn_logger.addHandler(handler)
+        uvicorn_logger.propagate = False
+        try:
+            config = uvicorn_config(build_app(server), listen, http=guarded_protocol(connections))
+            _Uvicorn(config).run(sockets=[sock])
+        finally:
+            server.close()
     finally:
-        server.close()
+        sock.close()
+        uvicorn_logger.removeHandler(handler)
+        uvicorn_logger.propagate = propagate
+        notes.flush(force=True)
     _log(log, event="stopped")
     return 0
