@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from policylang.cluster.load import structure_object  # noqa: E402
-from policylang.cluster.quantity import parse_quantity  # noqa: E402
+from policylang.api.quantity import parse_quantity  # noqa: E402
 
 DRIVER = "gpu.example.com"
 SELECTOR = (f'device.capacity["{DRIVER}"].memory.compareTo(quantity("40Gi")) >= 0 && '

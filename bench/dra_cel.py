@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from policylang.cluster.quantity import parse_quantity  # noqa: E402
+from policylang.api.quantity import parse_quantity  # noqa: E402
 from policylang.dra.cel import Device, compile_selector  # noqa: E402
 
 SELECTOR = ('device.driver == "gpu.example.com" && device.attributes["gpu.example.com"].model == "a100" '

@@ -38,8 +38,8 @@ from policylang.forecast.simulate import simulate  # noqa: E402
 def naive_default(state, pod) -> str | None:
     """The reference: a direct Python loop over the nodes, no policy language: untolerated
     taints, required node affinity, cpu and memory fit, LeastAllocated."""
-    from policylang.cluster.selectors import node_selector_matches, tolerates
-    from policylang.cluster.resources import pod_requests
+    from policylang.api.selectors import node_selector_matches, tolerates
+    from policylang.api.requests import pod_requests
 
     req = pod_requests(pod)
     wanted = {"cpu": req["cpu"].milli() if "cpu" in req else 0,

@@ -174,7 +174,7 @@ class _Compiler:
 
     # ---- rules ----
     def rule(self, path: str, r: ast.Rule) -> P.RulePlan:
-        from .cluster.model import LabelSelector, Toleration, TopologySpreadConstraint
+        from .api.model import LabelSelector, Toleration, TopologySpreadConstraint
 
         # A value that cannot be computed (1 / 0, past the 64 bits) is P057, as a param's is.
         const = lambda e: self.constant(e, path) if e is not None else None  # noqa: E731

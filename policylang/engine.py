@@ -26,7 +26,7 @@ from .cost import Budget, using
 from .diagnostics import InputError
 
 if TYPE_CHECKING:
-    from .cluster.model import Node, Pod
+    from .api.model import Node, Pod
     from .cluster.state import ClusterState
     from .run.decision import Decision
     from .explain import Explanation
@@ -254,7 +254,7 @@ class Engine:
         return asking()
 
     def _one_pod(self, pod: "PodLike | PodToDecide") -> "PodToDecide":
-        from .cluster.model import Pod
+        from .api.model import Pod
         from .pending import PodToDecide
 
         if isinstance(pod, PodToDecide):
@@ -307,7 +307,7 @@ class Engine:
 
     def add_node(self, node: "Node | Mapping[str, Any]") -> None:
         """A node joins the cluster (a Node, or a dict as kubectl prints one)."""
-        from .cluster.model import Node
+        from .api.model import Node
 
         if isinstance(node, Mapping):
             from .cluster.load import structure_object
@@ -323,7 +323,7 @@ class Engine:
 
     def taint(self, name: str, key: str, value: str = "", effect: str = "NoSchedule") -> None:
         """``kubectl taint node NAME KEY=VALUE:EFFECT``."""
-        from .cluster.model import Taint
+        from .api.model import Taint
 
         if effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
             raise InputError(f"taint effect {effect!r}: expected NoSchedule, PreferNoSchedule or NoExecute")
@@ -355,7 +355,7 @@ class Engine:
     def _replace_nodes(self, change, gone: Optional[str] = None) -> None:
         """A change to the nodes is a new state (the node order, the per-node arrays and every
         index are laid out by node); pods move over unchanged, but a removed node's pods go."""
-        from .cluster.model import Node, Pod
+        from .api.model import Node, Pod
         from .cluster.state import ClusterState
 
         objects = self._state.objects()

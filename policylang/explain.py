@@ -14,7 +14,7 @@ from typing import Iterator
 
 import attrs
 
-from .cluster.model import Pod
+from .api.model import Pod
 from .cluster.state import ClusterState
 from .run.decision import SUCCESS, Decision, Status
 from .frozen import frozen

@@ -9,7 +9,7 @@ from typing import Optional
 
 import attrs
 
-from .cluster.model import Pod
+from .api.model import Pod
 from .cluster.state import TERMINAL_PHASES, ClusterState
 from .diagnostics import InputError
 from .frozen import frozen

@@ -314,8 +314,8 @@ class RulePlan:
     """What a `rule` adds to the pods it matches before any plugin looks at them."""
     name: str
     when: "IR | None"
-    tolerations: tuple        # cluster.model.Toleration
-    spreads: tuple            # cluster.model.TopologySpreadConstraint (selector: the pod's own labels)
+    tolerations: tuple        # api.model.Toleration
+    spreads: tuple            # api.model.TopologySpreadConstraint (selector: the pod's own labels)
     origin: Span = _origin()
 
 

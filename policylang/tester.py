@@ -140,7 +140,7 @@ def read_test_file(path: Path) -> YamlNode:
 
 def _type_of(node: YamlNode) -> str:
     """A YAML value as an error names it: its type, and a scalar's value."""
-    from .apierrors import go_value
+    from .api.errors import go_value
     if node.is_map:
         return "a mapping"
     if node.is_seq:

@@ -1,7 +1,7 @@
 """The language's types, and the record types of cluster objects read off the model.
 
 Object field names are the API's (``spec.nodeSelector``); the record types are derived
-from the attrs classes in ``cluster.model`` so the checker and the loader cannot disagree.
+from the attrs classes in ``api.model`` so the checker and the loader cannot disagree.
 What is derived is cached with policylang's code (``model_schema``): checking a policy
 reads it without building the model's classes.
 """
@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import attrs
 
-from .cluster.quantity import Quantity
+from .api.quantity import Quantity
 from .frozen import frozen
 
 
@@ -167,7 +167,7 @@ def model_class(name: str) -> type | None:
     """The attrs class of a cluster object kind (``NodeAffinity``), or None."""
     if name not in model_schema():
         return None
-    from .cluster import model
+    from .api import model
 
     cls = getattr(model, name, None)
     return cls if isinstance(cls, type) and attrs.has(cls) else None
@@ -175,7 +175,7 @@ def model_class(name: str) -> type | None:
 
 @lru_cache(maxsize=None)
 def model_schema() -> dict[str, dict[str, FieldInfo]]:
-    """Every cluster object kind's fields, read off ``cluster.model`` once per version of
+    """Every cluster object kind's fields, read off ``api.model`` once per version of
     policylang's code: the cache keeps it, since building the model's ~115 classes is most of
     what `policylang check` would otherwise import."""
     from . import cache
@@ -184,7 +184,7 @@ def model_schema() -> dict[str, dict[str, FieldInfo]]:
 
 
 def _schema_of_model() -> dict[str, dict[str, FieldInfo]]:
-    from .cluster import model
+    from .api import model
 
     model.load_all()
 

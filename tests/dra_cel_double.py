@@ -19,7 +19,7 @@ from typing import Mapping
 
 import attrs
 
-from policylang.cluster.quantity import parse_quantity
+from policylang.api.quantity import parse_quantity
 
 
 class CompileError(Exception):

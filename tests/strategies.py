@@ -30,7 +30,7 @@ from hypothesis import assume, strategies as st
 from policylang.syntax import ast
 from policylang.builtins import REGISTRY
 from policylang.cluster.load import structure_object
-from policylang.cluster.quantity import Quantity, QuantityError, parse_quantity
+from policylang.api.quantity import Quantity, QuantityError, parse_quantity
 from policylang.cluster.state import ClusterState
 
 # ---- strategies built once ------------------------------------------------------------------

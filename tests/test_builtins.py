@@ -11,7 +11,7 @@ import pytest
 
 import strategies as S
 from policylang import builtins as bi
-from policylang.cluster.quantity import parse_quantity
+from policylang.api.quantity import parse_quantity
 from policylang.cluster.state import ClusterState
 from policylang.run.vector import builtin_forms
 

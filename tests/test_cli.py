@@ -399,7 +399,7 @@ def test_check_and_lint_of_a_policy_build_no_cluster_model(tmp_path):
             "heavy = set(sys.argv[1].split()) & set(sys.modules); assert not heavy, heavy; sys.exit(code)")
     env = {k: v for k, v in os.environ.items() if k != "POLICYLANG_NO_CACHE"}
     env["POLICYLANG_CACHE_DIR"] = str(tmp_path / "cache")
-    heavy = "policylang.cluster.model numpy yaml cattrs"
+    heavy = "policylang.api.model numpy yaml cattrs"
     runs = [("check", ""),                  # the first fills the cache
             ("check", heavy), ("lint", heavy),
             ("lint", f"{heavy} lark policylang.compile policylang.plan tomllib tempfile")]
@@ -412,13 +412,13 @@ def test_check_and_lint_of_a_policy_build_no_cluster_model(tmp_path):
 
 
 def test_eval_of_a_cluster_without_volumes_or_devices_builds_none_of_their_classes(tmp_path):
-    # Half the model's classes are storage's and DRA's (cluster/model/__init__.py): built on first
+    # Half the model's classes are storage's and DRA's (api/model/__init__.py): built on first
     # use, which a dump of nodes, pods and services never makes; a name of theirs still resolves.
     import os
 
     code = ("import sys; from policylang.cli import main; code = main(sys.argv[2:]); "
-            "built = {'policylang.cluster.model.storage', 'policylang.cluster.model.resource'} & set(sys.modules); "
-            "from policylang.cluster import model; "
+            "built = {'policylang.api.model.storage', 'policylang.api.model.resource'} & set(sys.modules); "
+            "from policylang.api import model; "
             "named = model.ResourceClaim.__name__ == 'ResourceClaim' and not hasattr(model, 'NoSuchKind'); "
             "sys.exit(code if sys.argv[1] == 'fill' else 0 if named and not built and code == 1 else 5)")
     env = {k: v for k, v in os.environ.items() if k != "POLICYLANG_NO_CACHE"}

@@ -17,7 +17,7 @@ from dra_cel_double import install
 install()   # before policylang.dra.structured imports policylang.dra.cel
 
 from policylang import cost  # noqa: E402
-from policylang.cluster import model  # noqa: E402
+from policylang.api import model  # noqa: E402
 from policylang.cluster.load import structure_object  # noqa: E402
 from policylang.dra.structured import (AllocationError, DeviceID, FailedAllocationOnNode, Features,  # noqa: E402
                                        Shortfall, allocate, node_matches, shortfalls, slice_index)

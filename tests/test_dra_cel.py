@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policylang.cluster.quantity import parse_quantity
+from policylang.api.quantity import parse_quantity
 from policylang.dra.cel import (
     CEL_SELECTOR_EXPRESSION_MAX_COST,
     CEL_SELECTOR_EXPRESSION_MAX_LENGTH,

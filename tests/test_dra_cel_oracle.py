@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import test_dra_cel as cases
-from policylang.cluster.quantity import parse_quantity
+from policylang.api.quantity import parse_quantity
 from policylang.dra.cel import CompileError, Device, EvalError, Version, compile_selector
 
 ROOT = Path(__file__).parent.parent

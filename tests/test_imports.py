@@ -39,7 +39,15 @@ REPORT = ("policylang.report",)
 LANGUAGE = ("policylang.syntax", "policylang.check", "policylang.infer", "policylang.compile",
             "policylang.plan", "policylang.plan_size", "policylang.plan_text")
 
+# Every top-level module and package of policylang but api/ itself and the frozen helper it builds on.
+ABOVE_API = tuple(sorted(f"policylang.{p.stem}" for p in (Path(__file__).parent.parent / "policylang").iterdir()
+                         if (p.suffix == ".py" or (p / "__init__.py").is_file())
+                         and p.stem not in ("__init__", "__main__", "api", "frozen")))
+
 CONTRACTS = [
+    Contract("api/ (the Kubernetes objects, quantities, selectors, requests, API error texts) is the bottom layer: "
+             "it imports nothing of policylang's but the frozen helper",
+             binds=("policylang.api",), forbidden=ABOVE_API),
     Contract("report/ (text, JSON and HTML for people and machines) is imported only by the front ends",
              binds=("policylang",), exempt=FRONT_ENDS + REPORT, forbidden=REPORT),
     Contract("cluster/ and dra/ (the state and the allocator) import no language stage, directly or not",
@@ -172,7 +180,7 @@ def _a_cycle(graph: dict[str, set[str]], component: list[str]) -> list[str]:
 
 def test_the_walk_sees_imports_at_the_top_and_inside_functions():
     graph = _graph()
-    assert "policylang.cluster.model" in graph["policylang.cluster.state"]
+    assert "policylang.api.model" in graph["policylang.cluster.state"]
     assert "policylang.run.schedule" in graph["policylang.cli.decide"]               # inside a command
     assert "policylang.builtins" in graph["policylang.compile"]                 # inside a method
 

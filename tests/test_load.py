@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policylang.cluster.load import load_cluster, load_objects
-from policylang.cluster.quantity import parse_quantity
+from policylang.api.quantity import parse_quantity
 from policylang.diagnostics import InputError
 
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},

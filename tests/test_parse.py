@@ -6,7 +6,7 @@ import attrs
 import pytest
 
 from policylang.syntax import ast
-from policylang.cluster.quantity import Quantity
+from policylang.api.quantity import Quantity
 from policylang.syntax.parse import parse, parse_expr
 
 FIXTURES = Path(__file__).parent / "fixtures" / "parse"

@@ -9,9 +9,9 @@ import yaml
 from policylang import load_cluster, load_plans
 from policylang.cli import main
 from policylang.cluster.load import structure_object
-from policylang.cluster.model import LabelSelector, ObjectMeta, PodDisruptionBudget
-from policylang.cluster.model import PodDisruptionBudgetSpec as PDBSpec
-from policylang.cluster.model import PodDisruptionBudgetStatus as PDBStatus
+from policylang.api.model import LabelSelector, ObjectMeta, PodDisruptionBudget
+from policylang.api.model import PodDisruptionBudgetSpec as PDBSpec
+from policylang.api.model import PodDisruptionBudgetStatus as PDBStatus
 from policylang.run.decision import Status
 from policylang.run.postfilter import filter_pods_with_pdb_violation, num_candidates, preempt
 from policylang.run.schedule import Executable, schedule

@@ -25,10 +25,10 @@ import strategies as S
 from policylang import Executable, check, compile_all, load_plans, load_program, schedule, stdlib_dir
 from policylang.syntax import ast as A
 from policylang.syntax.ast import Module
-from policylang.cluster.selectors import tolerates
+from policylang.api.selectors import tolerates
 from policylang.cli import main
-from policylang.cluster.model import Taint
-from policylang.cluster.quantity import Quantity, format_quantity, parse_quantity
+from policylang.api.model import Taint
+from policylang.api.quantity import Quantity, format_quantity, parse_quantity
 from policylang.diagnostics import PolicyError
 from policylang.syntax.format import expr as fmt_expr
 from policylang.syntax.format import format_module, format_source

@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import pytest
 
-from policylang.cluster.quantity import QuantityError, parse_quantity
+from policylang.api.quantity import QuantityError, parse_quantity
 
 
 @pytest.mark.parametrize("text, canonical, milli, value", [

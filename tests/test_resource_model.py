@@ -3,10 +3,10 @@ attribute values named like builtins (int, bool), the request defaults, and a po
 
 import json
 
-from policylang.cluster import model
+from policylang.api import model
 from policylang.cluster.dump import dump_object
 from policylang.cluster.load import load_objects
-from policylang.cluster.quantity import parse_quantity
+from policylang.api.quantity import parse_quantity
 
 OBJECTS = [
     {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},

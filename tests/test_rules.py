@@ -5,7 +5,7 @@ from pathlib import Path
 import attrs
 
 from policylang import Executable, check, compile_profile, load_cluster, load_objects, load_program, schedule
-from policylang.cluster.model import Toleration
+from policylang.api.model import Toleration
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 

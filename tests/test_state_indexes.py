@@ -7,9 +7,9 @@ import copy
 
 from hypothesis import given, settings, strategies as st
 
-from policylang.cluster.selectors import selector_matches
+from policylang.api.selectors import selector_matches
 from policylang.cluster.load import CONVERTER
-from policylang.cluster.model import LabelSelector
+from policylang.api.model import LabelSelector
 from policylang.cluster.state import PLACED_TERM_KINDS, ClusterState
 import strategies as S
 

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 import strategies as S
 from policylang import Executable, check, load_plans, load_program, schedule
 from policylang.cli import main
-from policylang.cluster.selectors import tolerates
-from policylang.cluster.model import Taint, Toleration
+from policylang.api.selectors import tolerates
+from policylang.api.model import Taint, Toleration
 from policylang.compile import compile_all
 from policylang.diagnostics import InputError, PolicyError
 from policylang.target import GATES, VERSIONS, make_target

@@ -118,7 +118,7 @@ def _pod(tolerations=(), **meta):
 
 
 def _taint(key="k", value="v", effect="NoExecute"):
-    from policylang.cluster.model import Taint
+    from policylang.api.model import Taint
     return Taint(key=key, value=value, effect=effect)
 
 

@@ -2,7 +2,7 @@
 tolerations, the look-ups of nodes, pods, workloads and images, storage objects, and DRA's claims,
 classes and allocations.
 
-The few that make a model object import cluster.model where they run: `policylang check` imports
+The few that make a model object import api.model where they run: `policylang check` imports
 this module for the builtins' signatures alone, and building the model's classes is most of
 what it would otherwise import."""
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import attrs
 
-from ..cluster.resources import NON_ZERO_DEFAULTS, pod_requests
-from ..cluster.selectors import (label_selector_error, node_selector_matches, requirement_error,
+from ..api.requests import NON_ZERO_DEFAULTS, pod_requests
+from ..api.selectors import (label_selector_error, node_selector_matches, requirement_error,
                                  selector_matches, term_matches, tolerates, valid_label_key)
 from ..types import BOOL, INT, QUANTITY, STRING, anon_record, list_of, map_of, record
 from .declare import EvalError, builtin
@@ -171,7 +171,7 @@ def _namespace_labels(state, name):
 
 @builtin("taint", [STRING, STRING, STRING], record("Taint"), "A taint with this key, value and effect.")
 def _taint(key, value, effect):
-    from ..cluster import model
+    from ..api import model
     return model.Taint(key=key, value=value, effect=effect)
 
 
@@ -199,7 +199,7 @@ builtin("selector_matches", [record("LabelSelector"), map_of(STRING, STRING)], B
          "A LabelSelector requiring exactly these labels (labels.SelectorFromSet); an empty map gives the "
          "empty selector, which matches everything.")
 def _label_selector(labels):
-    from ..cluster import model
+    from ..api import model
     return model.LabelSelector(match_labels=dict(labels or {}))
 
 
@@ -207,7 +207,7 @@ def _label_selector(labels):
          "A LabelSelector requiring every requirement of both selectors (selector.Add). A null selector "
          "matches nothing, so the result is null when either one is null.")
 def _selector_and(a, b):
-    from ..cluster import model
+    from ..api import model
     if a is None or b is None:
         return None
     extra = tuple(model.LabelSelectorRequirement(key=k, operator="In", values=(v,))
@@ -285,7 +285,7 @@ def _claim_in_use(state, namespace, name):
          "volume.CheckNodeAffinity: whether the node's labels satisfy the PersistentVolume's required node "
          "affinity (none: yes). Only labels are looked at, so matchFields requirements are ignored.")
 def _volume_node_affinity_matches(pv, node):
-    from ..cluster import model
+    from ..api import model
     if pv is None or pv.spec.node_affinity is None or pv.spec.node_affinity.required is None:
         return True
     labels_only = model.Node(metadata=model.ObjectMeta(labels=dict(node.metadata.labels) if node else {}))
@@ -303,7 +303,7 @@ _BETA_ZONE, _BETA_REGION = "failure-domain.beta.kubernetes.io/zone", "failure-do
          "topology key, or, with no zone in its affinity, a `key In zones` requirement from its zone label "
          "added to every term; the beta region key becomes the GA one. An empty zone label is an error.")
 def _csi_translated_topology(pv, key):
-    from ..cluster import model
+    from ..api import model
     if pv is None:
         return None
     affinity = pv.spec.node_affinity

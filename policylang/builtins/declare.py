@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..cluster.quantity import MAX_MILLI, Quantity
+from ..api.quantity import MAX_MILLI, Quantity
 from ..frozen import frozen
 from ..types import ANY, Type, compatible, unify
 
@@ -14,7 +14,7 @@ class EvalError(Exception):
 
 
 # Integers are 64-bit, as the Go scheduler's int64 and CEL's ints are, and quantities hold at most
-# 2^63-1 milli-units, as resource.Quantity requires (cluster/quantity.py): a result past either is
+# 2^63-1 milli-units, as resource.Quantity requires (api/quantity.py): a result past either is
 # an error where Go would wrap, never a number that grows without bound (a fold that squares).
 INT64 = 2**63
 MAX_QUANTITY_NANOS = MAX_MILLI * 10**6

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from ..cluster.quantity import Quantity, QuantityError, format_quantity, parse_quantity
-from ..apierrors import go_quote
+from ..api.quantity import Quantity, QuantityError, format_quantity, parse_quantity
+from ..api.errors import go_quote
 from ..cost import charge
 from ..types import ANY, BOOL, FLOAT, INT, QUANTITY, STRING, list_of, map_of
 from .declare import EvalError, _same, builtin, in_range

@@ -11,7 +11,7 @@ from ..diagnostics import InputError
 from .common import check_report_target, engine_for, load_objects, report_argument, target_arguments, write_report
 
 if TYPE_CHECKING:
-    from ..cluster.model import Pod
+    from ..api.model import Pod
 
 
 def register(sub) -> None:

@@ -8,8 +8,8 @@ import attrs
 import cattrs
 import yaml
 
-from . import model
-from .quantity import Quantity, format_quantity
+from ..api import model
+from ..api.quantity import Quantity, format_quantity
 from .state import ClusterState
 
 

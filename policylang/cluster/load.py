@@ -17,16 +17,17 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, override
 
-from ..apierrors import go_value
+from ..api.errors import go_value
 from ..diagnostics import InputError
 from ..inputs import STDIN, decode, json_document, read_bytes, universal_newlines, yaml_documents
-from . import model, validation
-from .quantity import Quantity, QuantityError, parse_quantity
+from . import validation
+from ..api import model
+from ..api.quantity import Quantity, QuantityError, parse_quantity
 
 if TYPE_CHECKING:
     from .state import ClusterState
 
-# Each kind the loader reads, and its class in cluster.model (by name: a dump without volumes or
+# Each kind the loader reads, and its class in api.model (by name: a dump without volumes or
 # devices builds none of their classes).
 KINDS: dict[str, str] = {
     "Node": "Node",

@@ -260,7 +260,7 @@ def shapes() -> dict[str, dict[str, "tuple[str, str] | None"]]:
     objects, "one" | "list" | "map"), or None for a field of strings, numbers and quantities."""
     import attrs
 
-    from . import model
+    from ..api import model
     from .load import KINDS
 
     model.load_all()

@@ -18,7 +18,7 @@ import hashlib
 
 import attrs
 
-from . import model
+from ..api import model
 
 POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 # k8s.io/apimachinery/pkg/util/rand: the characters generated names end with.

@@ -17,7 +17,7 @@ from typing import Iterable
 import attrs
 import numpy as np
 
-from . import model
+from ..api import model
 from .indexes import INDEXES
 from .journal import Journal
 from .indexes.placed_terms import PLACED_TERM_KINDS  # noqa: F401  (the kinds placed_terms takes)

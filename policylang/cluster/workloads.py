@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..diagnostics import InputError
-from . import model
+from ..api import model
 from .load import _documents, _located, structure_object
-from .selectors import node_selector_matches, tolerates
+from ..api.selectors import node_selector_matches, tolerates
 
 # The controller that owns the pods (a Deployment's pods belong to its ReplicaSet), which
 # kube-scheduler's default topology spreading and its listers look up.

@@ -90,7 +90,7 @@ CONFIGURATION = Obj("KubeSchedulerConfiguration", {
 
 def _from_model(cls) -> Obj:
     """A core/v1 type's schema from the cluster model's attrs class of it."""
-    from ..cluster import model
+    from ..api import model
     hints = typing.get_type_hints(cls)
 
     def of(t):
@@ -118,7 +118,7 @@ SHAPE = ListOf(Obj("UtilizationShapePoint", {"utilization": INT32, "score": INT3
 
 def plugin_args() -> dict[str, Obj]:
     """Each in-tree plugin's args type (types_pluginargs.go); a plugin not here takes none."""
-    from ..cluster import model
+    from ..api import model
     return {
         "DefaultPreemption": _args("DefaultPreemption", {"minCandidateNodesPercentage": INT32,
                                                          "minCandidateNodesAbsolute": INT32}),
@@ -189,7 +189,7 @@ def _go_type(value) -> str:
 
 
 def _short(value) -> str:
-    from ..apierrors import go_value
+    from ..api.errors import go_value
     text = go_value(value) if isinstance(value, (str, int, float, bool)) else "…"
     return text if len(text) <= 40 else text[:40] + "…"
 

@@ -6,7 +6,7 @@ profile (pkg/scheduler/framework/runtime/framework.go: a plugin that does not ex
 enabled at a point it does not extend, one registered twice at a point).
 
 ``validate(config)`` yields ``(field path, body)`` with apimachinery's field error bodies
-(apierrors), in kube-scheduler's words.
+(api/errors.py), in kube-scheduler's words.
 
 Two places where the path differs from kube-scheduler's text: validation.go's table keys
 NodeResourcesFit's validator as "NodeResourcesFitArgs", so upstream validates those args only
@@ -21,8 +21,8 @@ import json
 import re
 from typing import Iterator
 
-from .. import apierrors as E
-from ..cluster.selectors import label_key_errors
+from ..api import errors as E
+from ..api.selectors import label_key_errors
 from ..cluster.validation import node_selector_requirement
 from ..plugins import registry
 
@@ -355,7 +355,7 @@ def node_resources_balanced_allocation(args: dict, path: str) -> Iterator[Proble
 def node_affinity(args: dict, path: str) -> Iterator[Problem]:
     """nodeaffinity.NewNodeSelector / NewPreferredSchedulingTerms: each requirement parses (the
     label requirements as NodeSelectorRequirements; the field ones on metadata.name, one value)."""
-    from ..cluster import model
+    from ..api import model
     added = args.get("addedAffinity") or {}
     at = f"{path}.addedAffinity"
     required = added.get("requiredDuringSchedulingIgnoredDuringExecution") or {}

@@ -48,7 +48,7 @@ import attrs
 import lark
 
 from policylang.cache import cached_lark
-from policylang.cluster.quantity import Quantity
+from policylang.api.quantity import Quantity
 from policylang.frozen import frozen
 from policylang.dra.cel_values import (ANY, BOOL, CEL_SELECTOR_EXPRESSION_MAX_COST,
     CEL_SELECTOR_EXPRESSION_MAX_LENGTH, CompileError, DEVICE_FIELDS, EvalError, Fn,

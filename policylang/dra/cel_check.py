@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from policylang.cluster.quantity import Quantity
+from policylang.api.quantity import Quantity
 from policylang.dra.cel_values import (AbortError, ANY, BOOL, BYTES, DEVICE,
     DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH, DEVICE_FIELDS, DOUBLE, DYN, EvalError, INT,
     MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE, MAX_NESTING, NULL, NUMERIC, STRING, Semver, T, UINT, Uint,

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import re2
 
-from policylang.cluster.quantity import Quantity, QuantityError, QuantityRangeError, parse_quantity
+from policylang.api.quantity import Quantity, QuantityError, QuantityRangeError, parse_quantity
 from policylang.dra.cel_values import (BOOL, BYTES, DOUBLE, DYN, EvalError, INT, INT_MAX, INT_MIN,
     QUANTITY, SEMVER, STRING, Semver, T, UINT, UINT_MAX, Uint, _go_quote, _size_cost, equal, kind,
     list_of, map_of, normalize_semver, parse_semver)

@@ -9,7 +9,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, Callable
 
-from policylang.cluster.quantity import Quantity
+from policylang.api.quantity import Quantity
 from policylang.frozen import frozen
 
 # k8s.io/api/resource/v1/types.go

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 from typing import Optional, Sequence
 
-from ..cluster import model
+from ..api import model
 from .pools import DeviceID, SliceIndex, _NodeView
 from .search import AllocationError
 

@@ -12,8 +12,8 @@ from typing import Iterable, NamedTuple, Optional, Sequence
 
 import attrs
 
-from ..cluster import model
-from ..cluster.selectors import node_selector_matches
+from ..api import model
+from ..api.selectors import node_selector_matches
 from ..frozen import frozen
 from . import cel
 

@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 
 import attrs
 
-from ..cluster import model
+from ..api import model
 from ..cost import charge
 from ..frozen import frozen
 from . import cel

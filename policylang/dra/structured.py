@@ -45,7 +45,7 @@ from typing import Mapping, Sequence
 
 import attrs
 
-from ..cluster import model
+from ..api import model
 from ..frozen import frozen
 from .outcomes import _OUTCOMES_KEPT, _materialize, _outcome_key
 from .pools import (

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from typing import Iterable, Optional
 
-from ..cluster.model import Pod, PodDisruptionBudget
-from ..cluster.selectors import selector_matches
+from ..api.model import Pod, PodDisruptionBudget
+from ..api.selectors import selector_matches
 from ..cluster.state import TERMINAL_PHASES, ClusterState
 from ..frozen import frozen
 

@@ -15,7 +15,7 @@ from typing import Callable, Optional
 
 import attrs
 
-from ..cluster.model import Node, Pod
+from ..api.model import Node, Pod
 from ..cluster.state import ClusterState
 from ..frozen import frozen
 from .simulate import Placement, simulate

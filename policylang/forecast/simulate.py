@@ -17,7 +17,7 @@ from typing import Callable, Iterable
 import attrs
 
 from ..cluster import resourceclaims
-from ..cluster.model import Pod
+from ..api.model import Pod
 from ..cluster.state import ClusterState
 from ..run.decision import Decision, Victim
 from ..frozen import frozen

@@ -38,7 +38,7 @@ import attrs
 
 from . import budgets
 from ..cluster.load import load_objects
-from ..cluster.model import Node, Pod, PodStatus, Taint
+from ..api.model import Node, Pod, PodStatus, Taint
 from ..cluster.state import TERMINAL_PHASES, ClusterState
 from ..diagnostics import InputError
 from ..frozen import frozen
@@ -441,7 +441,7 @@ def drain_filter(pods: list[Pod]) -> tuple[list[Stay], list[Pod], list[str]]:
 def matching_tolerations(taints, tolerations) -> "list | None":
     """GetMatchingTolerations: for each taint the first toleration that tolerates it; None when
     some taint has none."""
-    from ..cluster.selectors import tolerates
+    from ..api.selectors import tolerates
 
     used = []
     for taint in taints:

@@ -159,7 +159,7 @@ def _api_path(analysis: Analysis, node: ast.Field) -> str | None:
 
 def _default(record: str, field: str):
     """The API server's default of a model field, as the model declares it."""
-    from ..cluster.model import api_name
+    from ..api.model import api_name
     cls = model_class(record)
     if cls is None:
         return None

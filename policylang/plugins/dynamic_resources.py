@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import attrs
 
-from ..cluster.selectors import node_selector_matches
+from ..api.selectors import node_selector_matches
 from ..cluster.validation.resource import RESERVED_FOR_MAX_SIZE
 from ..run.framework import PostFilterOutcome
 from ..run.phases import filter_lets_on, lets_of

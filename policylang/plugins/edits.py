@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from ..cluster.model import Node, Pod
+from ..api.model import Node, Pod
 from ..cluster.state import ClusterState
 from ..frozen import frozen
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import attrs
 
-from ..cluster.quantity import Quantity, ZERO, readable_quantity
+from ..api.quantity import Quantity, ZERO, readable_quantity
 from .edits import Change, with_node, with_spec
 
 
 def fix(state, pod, node, status):
-    from ..cluster.resources import pod_requests
+    from ..api.requests import pod_requests
     alloc = node.status.allocatable
     if "Too many pods" in status.reasons:
         more = (alloc.get("pods") or ZERO) + Quantity(1)
@@ -35,7 +35,7 @@ def fix(state, pod, node, status):
 
 def distance(state, pod, node_name: str, status) -> float:
     """The largest share of a resource request that does not fit on the node."""
-    from ..cluster.resources import pod_requests
+    from ..api.requests import pod_requests
     request = pod_requests(pod)
     shares = []
     for reason in status.reasons:
@@ -48,7 +48,7 @@ def distance(state, pod, node_name: str, status) -> float:
 
 def detail(state, pod, reason: str, node_names) -> "str | None":
     """What a shortage on these nodes amounts to: "needs 4, the most free is 3500m on node-a"."""
-    from ..cluster.resources import pod_requests
+    from ..api.requests import pod_requests
     if not reason.startswith("Insufficient "):
         return None
     resource = reason.removeprefix("Insufficient ")

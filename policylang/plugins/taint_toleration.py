@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..cluster.model import Toleration
+from ..api.model import Toleration
 from .edits import Change, with_spec
 
 # Taints the cluster's own machinery sets, which a workload should almost never tolerate to get
@@ -20,7 +20,7 @@ INFRASTRUCTURE_TAINTS = frozenset({
 
 
 def fix(state, pod, node, status):
-    from ..cluster.selectors import tolerates
+    from ..api.selectors import tolerates
     missing = [t for t in node.spec.taints if t.effect in ("NoSchedule", "NoExecute")
                and not any(tolerates(tol, t) for tol in pod.spec.tolerations)]
     if missing:

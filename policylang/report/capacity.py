@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..cluster.model import Pod
+from ..api.model import Pod
 from ..forecast.capacity import Headroom, NodesNeeded
 from ..forecast.simulate import Placement
 from .decisions import _cores, _gib, _printable
@@ -24,7 +24,7 @@ def _unit_text(unit) -> str:
 
 
 def _requests(pod: Pod) -> str:
-    from ..cluster.resources import pod_requests
+    from ..api.requests import pod_requests
     req = pod_requests(pod)
     cpu, mem = req.get("cpu"), req.get("memory")
     return f"cpu {_cores(cpu.milli() if cpu else 0)}, memory {_gib((mem.milli() // 1000) if mem else 0)}"

@@ -12,7 +12,7 @@ from typing import Any, Iterable
 import attrs
 
 from .. import plan as P
-from ..cluster.model import LabelSelector, Pod
+from ..api.model import LabelSelector, Pod
 from ..cluster.state import ClusterState
 from ..builtins import IntegerOverflow
 from ..cost import CostExceeded

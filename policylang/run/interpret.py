@@ -20,7 +20,7 @@ import attrs
 
 from .. import builtins as bi
 from .. import plan as P
-from ..cluster.quantity import Quantity
+from ..api.quantity import Quantity
 from ..builtins import INT64, EvalError, in_range
 from ..cost import BUDGET, charge
 from ..types import DERIVED
@@ -34,7 +34,7 @@ def evaluate(ir: P.IR, env: dict) -> Any:
 
 @lru_cache(maxsize=None)
 def _api_attrs(cls: type) -> dict[str, str]:
-    from ..cluster import model     # here: compiling a policy's params runs this module, and needs no model
+    from ..api import model     # here: compiling a policy's params runs this module, and needs no model
 
     return {model.api_name(a.name): a.name for a in attrs.fields(cls)}
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import attrs
 
 from .. import plan as P
-from ..cluster.model import Node, Pod
+from ..api.model import Node, Pod
 from ..cluster.state import ClusterState
 from ..types import CLUSTER_FIELDS
 from .framework import UNRESOLVABLE, Status, call, reasons_of, truthy

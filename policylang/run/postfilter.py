@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from ..cluster.model import Pod, PodDisruptionBudget
+from ..api.model import Pod, PodDisruptionBudget
 from ..cluster.state import ClusterState
 from .decision import Victim
 from ..frozen import frozen
@@ -216,7 +216,7 @@ def filter_pods_with_pdb_violation(pods: list[Pod], pdbs: list[PodDisruptionBudg
     """(violating, not violating), each in the given order. Every PDB that selects a pod (same
     namespace, non-empty selector, the pod not already in its disruptedPods) spends one of its
     status.disruptionsAllowed; a pod that takes one below zero would violate it."""
-    from ..cluster.selectors import selector_matches
+    from ..api.selectors import selector_matches
 
     allowed = [pdb.status.disruptions_allowed for pdb in pdbs]
     violating, clean = [], []

@@ -19,7 +19,7 @@ import random
 import attrs
 import numpy as np
 
-from ..cluster.model import Node, Pod
+from ..api.model import Node, Pod
 from ..cluster.state import ClusterState
 from .decision import UNRESOLVABLE, Decision, LazyNodes, NodeResult, PluginScore, Status
 from . import companions

@@ -20,7 +20,7 @@ import attrs
 import numpy as np
 
 from ..cluster.load import structure_object
-from ..cluster.model import Node, Pod
+from ..api.model import Node, Pod
 from ..cluster.state import ClusterState
 from ..cost import CostExceeded, DeadlinePassed
 from ..diagnostics import InputError

@@ -10,7 +10,7 @@ import lark
 from lark import Token, Transformer, v_args
 
 from . import ast
-from ..cluster.quantity import QuantityError, QuantityRangeError, parse_quantity
+from ..api.quantity import QuantityError, QuantityRangeError, parse_quantity
 from ..diagnostics import Diagnostic
 from .grammar import lalr, syntax_diagnostic
 from ..source import Span

@@ -9,7 +9,7 @@ from itertools import repeat
 
 import numpy as np
 
-from ..selectors import narrowing, selector_key, selector_matches
+from ...api.selectors import narrowing, selector_key, selector_matches
 
 
 class SelectorCounts:

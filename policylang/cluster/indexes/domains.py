@@ -10,7 +10,7 @@ from typing import Iterable
 
 import numpy as np
 
-from ..selectors import selector_key
+from ...api.selectors import selector_key
 
 
 class DomainCounts:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import attrs
 
-from .. import model
+from ...api import model
 
 
 class DeviceAllocations:

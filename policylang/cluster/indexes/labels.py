@@ -3,7 +3,7 @@ selector's pods are found in (pods_matching), terminating pods included."""
 
 from __future__ import annotations
 
-from ..selectors import narrowing, selector_key, selector_matches
+from ...api.selectors import narrowing, selector_key, selector_matches
 
 
 class LabelPools:

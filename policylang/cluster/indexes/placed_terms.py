@@ -5,8 +5,8 @@ incoming pod once per distinct term instead of once per pod holding it."""
 
 from __future__ import annotations
 
-from .. import model
-from ..selectors import label_selector_error, narrowing, selector_sig
+from ...api import model
+from ...api.selectors import label_selector_error, narrowing, selector_sig
 from .affinity import has_affinity
 
 PLACED_TERM_KINDS = ("requiredAffinity", "requiredAntiAffinity", "preferredAffinity", "preferredAntiAffinity")

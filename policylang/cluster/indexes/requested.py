@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..quantity import ZERO, Quantity
-from ..resources import nonzero_pod_requests, pod_requests
+from ...api.quantity import ZERO, Quantity
+from ...api.requests import nonzero_pod_requests, pod_requests
 
 
 class Requested:

@@ -11,7 +11,7 @@ CEL selector compiled as the API server compiles it.
 
 ``CHECKS`` maps a model class's name to the checks of one of its objects: each check takes the typed
 object (just decoded) and yields ``(path, body)``, the path relative to the object in the API's
-spelling (``operator``, ``values``, ``[1]``) and the field error's body (apierrors). The loader
+spelling (``operator``, ``values``, ``[1]``) and the field error's body (api/errors.py). The loader
 runs them in the same pass as decoding (load.py), so a bad field is refused as the API server
 refuses it, naming the field; upstream's plugin tests, which build objects without the API
 server, load without them (``validate=False``).

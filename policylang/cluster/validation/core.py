@@ -14,9 +14,9 @@ import functools
 import re
 from typing import Iterator
 
-from ... import apierrors as E
-from .. import model
-from ..selectors import decimal_integer, label_key_errors, label_value_errors
+from ...api import errors as E
+from ...api import model
+from ...api.selectors import decimal_integer, label_key_errors, label_value_errors
 
 Problem = tuple[str, str]
 

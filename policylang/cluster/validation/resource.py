@@ -8,8 +8,8 @@ import json
 import re
 from typing import Iterator
 
-from ... import apierrors as E
-from .. import model
+from ...api import errors as E
+from ...api import model
 from .core import Problem
 
 # Limits from k8s.io/api resource/v1 types.go.

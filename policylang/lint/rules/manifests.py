@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...cluster.quantity import QuantityError, parse_quantity
+from ...api.quantity import QuantityError, parse_quantity
 from ..registry import rule
 
 POD_HEAD = """

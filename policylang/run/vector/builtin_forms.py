@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import builtins as bi
-from ...cluster.model import Node
+from ...api.model import Node
 from .cache import is_batch_nodes
 from .comprehension import aggregate
 from .values import INT_LIMIT, VARYING, Col, Seq, array_of, col_of, comparable, num_kind

@@ -16,8 +16,8 @@ import attrs
 import numpy as np
 
 from ...builtins import POLICY_ERRORS
-from ...cluster.model import Node
-from ...cluster.quantity import Quantity
+from ...api.model import Node
+from ...api.quantity import Quantity
 from . import tuning
 from .values import VARYING, Col, Rec, Seq, VFn, num_kind, plain_members, restrict, values_of, where_true
 

@@ -14,7 +14,7 @@ One module per family of kinds, each building on the ones before it:
                   VolumeAttachment
     resource.py   resource.k8s.io/v1: DeviceClass, ResourceClaim(Template), ResourceSlice
 
-Callers import every kind from here (``from policylang.cluster.model import Pod``). The whole
+Callers import every kind from here (``from policylang.api.model import Pod``). The whole
 of each module is re-exported, the names its annotations use included (``Optional``,
 ``Quantity``, ``ResourceList``): ``types.py`` reads the classes and their type hints in this
 namespace (``vars(model)``, after ``load_all()``).

@@ -17,7 +17,7 @@ import json
 import re
 from typing import TYPE_CHECKING
 
-from ..apierrors import go_quote
+from .errors import go_quote
 
 if TYPE_CHECKING:   # annotations only: the builtins import this module for `policylang check`
     from . import model
