@@ -402,3 +402,17 @@ def test_a_pod_file_is_located_by_load_objects_too(tmp_path):
     with pytest.raises(InputError) as err:
         load_objects(f, kinds=["Pod"])
     assert (err.value.line, err.value.column) == (26, 34) and str(err.value).startswith(f"{f}:26:34: {JSON_FIELD}")
+
+
+def test_a_dumped_replication_controller_loads_back(tmp_path):
+    """A ReplicationController's selector is a plain map in the API: the dump writes it so, and
+    loading the dump gives the same controller (it was wrapped in matchLabels a second time)."""
+    from policylang.cluster.dump import dump_state
+
+    (tmp_path / "rc.yaml").write_text(
+        "apiVersion: v1\nkind: ReplicationController\nmetadata: {name: web, namespace: default}\n"
+        "spec: {replicas: 2, selector: {app: web}}\n")
+    state = load_cluster([tmp_path / "rc.yaml"])
+    (tmp_path / "dump.json").write_text(json.dumps(dump_state(state)))
+    (again,) = load_cluster([tmp_path / "dump.json"]).workloads
+    assert again == state.workloads[0] and again.spec.selector.match_labels == {"app": "web"}

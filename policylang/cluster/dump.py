@@ -51,6 +51,9 @@ API_VERSIONS = {"Node": "v1", "Pod": "v1", "Namespace": "v1", "Service": "v1", "
 def dump_object(obj) -> dict:
     raw = CONVERTER.unstructure(obj)
     kind = raw.pop("kind", type(obj).__name__)
+    if kind == "ReplicationController" and isinstance((raw.get("spec") or {}).get("selector"), dict):
+        # Its API selector is a plain map of labels (the model keeps it as a LabelSelector's matchLabels).
+        raw["spec"] = {**raw["spec"], "selector": raw["spec"]["selector"].get("matchLabels", {})}
     return {"apiVersion": API_VERSIONS.get(kind, "v1"), "kind": kind, **raw}
 
 
