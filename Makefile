@@ -3,12 +3,12 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
 
-.PHONY: demo test install install-test bench clean oracle kube
+.PHONY: demo test install install-test bench clean oracle kube docs
 
 $(BIN)/policylang: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,lsp,serve,mcp]'
+	$(PY) -m pip install --quiet -e '.[test,lsp,serve,mcp,docs]'
 	touch $@
 
 install: $(BIN)/policylang
@@ -42,6 +42,10 @@ bench: install
 	$(BIN)/python bench/suite.py
 	$(BIN)/python bench/dra.py
 	$(BIN)/python bench/dra_eval.py
+
+# The documentation site on http://127.0.0.1:8000, rebuilt as pages change (mkdocs.yml).
+docs: install
+	$(BIN)/mkdocs serve
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis
