@@ -256,3 +256,19 @@ def test_the_cli_serve_and_the_api_choose_the_same_profile(tmp_path, capsys, sch
 def test_a_named_profile_schedules_every_pod():
     engine = Engine(cluster=EXAMPLES / "cluster.yaml", profile="default-scheduler")
     assert engine.profile_for(engine._one_pod(_pod("someone-else")).pod) == "default-scheduler"
+
+
+def test_the_api_servers_priority_classes_always_exist():
+    """system-cluster-critical and system-node-critical are created by the API server at start-up
+    (a dump need not list them): a coredns-like pod naming one gets its priority and can preempt;
+    a class that does not exist is refused as the Priority admission plugin refuses the pod."""
+    engine = Engine(cluster=EXAMPLES / "cluster.yaml")
+    pod = {"metadata": {"name": "coredns", "namespace": "kube-system"},
+           "spec": {"priorityClassName": "system-cluster-critical",
+                    "containers": [{"name": "c", "image": "coredns", "resources": {"requests": {"cpu": "100m"}}}]}}
+    assert engine.state.with_priority(engine._one_pod(pod).pod).spec.priority == 2_000_000_000
+    pod["spec"]["priorityClassName"] = "system-node-critical"
+    assert engine.state.with_priority(engine._one_pod(pod).pod).spec.priority == 2_000_001_000
+    pod["spec"]["priorityClassName"] = "no-such-class"
+    with pytest.raises(InputError, match='pods "coredns" is forbidden: no PriorityClass with name no-such-class'):
+        engine.evaluate(pod)

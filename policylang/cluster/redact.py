@@ -434,9 +434,15 @@ class _Mapping:
         return redact_image(s) if isinstance(s, str) else s
 
 
+# Names every cluster has, which say nothing of this one and which decisions rely on: the API
+# server's built-in PriorityClasses (a pod naming one gets its priority even where the dump lists
+# no PriorityClass).
+WELL_KNOWN = frozenset({"system-node-critical", "system-cluster-critical"})
+
+
 def _numbered(strings: set, prefix: str) -> dict[str, str]:
     """The k-th of the strings in sorted order → prefix + k, zero-padded (integers and "" stay)."""
-    renamed = sorted(s for s in strings if s and not _INTEGER.fullmatch(s))
+    renamed = sorted(s for s in strings if s and not _INTEGER.fullmatch(s) and s not in WELL_KNOWN)
     width = len(str(len(renamed)))
     return {s: f"{prefix}{k:0{width}d}" for k, s in enumerate(renamed)}
 

@@ -24,6 +24,12 @@ from .indexes.placed_terms import PLACED_TERM_KINDS  # noqa: F401  (the kinds pl
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 CHANGES_KEPT = 1 << 16      # node changes remembered for changed_since
+# The PriorityClasses the API server creates at start-up (pkg/apis/scheduling/v1/helpers.go:
+# systemPriorityClasses; pkg/apis/scheduling/types.go: SystemCriticalPriority is twice
+# HighestUserDefinablePriority, 1,000,000,000), whether or not a dump lists them.
+SYSTEM_PRIORITY_CLASSES = {
+    name: model.PriorityClass(metadata=model.ObjectMeta(name=name), value=value, preemption_policy="PreemptLowerPriority")
+    for name, value in (("system-node-critical", 2_000_001_000), ("system-cluster-critical", 2_000_000_000))}
 
 
 class ClusterState:
@@ -219,12 +225,21 @@ class ClusterState:
         return ns.metadata.labels if ns else {}
 
     def with_priority(self, pod: model.Pod) -> model.Pod:
-        """Resolve the pod's priority as the Priority admission plugin would."""
+        """Resolve the pod's priority as the Priority admission plugin does on create
+        (plugin/pkg/admission/priority/admission.go): the class it names, else the global default
+        class, else 0; a class that does not exist is refused as the API server refuses the pod.
+        The two system classes always exist: the API server creates them at start-up."""
         if pod.spec.priority is not None:
             return pod
         value, policy = 0, pod.spec.preemption_policy
-        pc = self.priority_classes.get(pod.spec.priority_class_name) if pod.spec.priority_class_name else None
-        if pc is None and not pod.spec.priority_class_name:
+        name = pod.spec.priority_class_name
+        if name:
+            pc = self.priority_classes.get(name) or SYSTEM_PRIORITY_CLASSES.get(name)
+            if pc is None:
+                from ..diagnostics import InputError
+                raise InputError(f'pods "{pod.metadata.name}" is forbidden: no PriorityClass with name {name} was found',
+                                 obj=f"Pod {pod.key}", field="spec.priorityClassName")
+        else:
             pc = next((c for c in self.priority_classes.values() if c.global_default), None)
         if pc is not None:
             value = pc.value

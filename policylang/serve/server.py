@@ -391,6 +391,8 @@ def build_app(server: Server):
             answer, outcome, ops = server.answer(verb, body)
         except BadRequest as err:
             return refuse(verb, 400, started, str(err))
+        except InputError as err:       # what the request names cannot be (a PriorityClass that does not exist)
+            return refuse(verb, 400, started, str(err))
         except PlanFailed as err:
             if err.deadline:
                 server.metrics.deadlines.labels(verb).inc()
