@@ -212,3 +212,46 @@ def test_capacity_pods_expanded_from_workloads_are_located(tmp_path, capsys):
     line = _refused(capsys, ["capacity", "--cluster", str(EXAMPLES / "cluster.yaml"), "--node-template",
                              str(ROOT / "examples" / "whatif" / "node-template.yaml"), "--pods", str(tmp_path / "w.yaml")])
     assert line.startswith(f"{tmp_path / 'w.yaml'}:{_at(text, 'lots')}: Deployment shop/web"), line
+
+
+ZOOKEEPER = """apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: zk, namespace: default}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: zk}}
+  template:
+    metadata: {labels: {app: zk}}
+    spec: {containers: [{name: zk, image: zookeeper, resources: {requests: {cpu: 100m}}}]}
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+"""
+
+
+def _storage_class(name: str, default: bool, created: str) -> dict:
+    annotations = {"storageclass.kubernetes.io/is-default-class": "true"} if default else {}
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+            "metadata": {"name": name, "annotations": annotations, "creationTimestamp": created},
+            "provisioner": "ebs.csi.aws.com", "volumeBindingMode": "WaitForFirstConsumer"}
+
+
+def test_a_statefulsets_claims_get_the_default_storage_class(tmp_path, capsys):
+    """DefaultStorageClass admission: the zookeeper StatefulSet of the Kubernetes docs names no
+    class; its claims get the cluster's default (the newest of several), so the pod schedules
+    with a claim to provision, not "unbound immediate PersistentVolumeClaims"."""
+    from policylang import Engine
+
+    (tmp_path / "sts.yaml").write_text(ZOOKEEPER)
+    classes = [_storage_class("old-default", True, "2024-01-01T00:00:00Z"),
+               _storage_class("gp3", True, "2025-06-01T00:00:00Z"), _storage_class("slow", False, "2026-01-01T00:00:00Z")]
+    (tmp_path / "classes.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": classes}))
+    engine = Engine(cluster=[EXAMPLES / "cluster.yaml", tmp_path / "classes.json"])
+    (target,) = engine.pods([str(tmp_path / "sts.yaml")])
+    assert engine.state.claims[("default", "data-zk-0")].spec.storage_class_name == "gp3"
+    assert engine.evaluate(target).selected is not None
+
+    without = Engine(cluster=EXAMPLES / "cluster.yaml")
+    (target,) = without.pods([str(tmp_path / "sts.yaml")])
+    assert without.state.claims[("default", "data-zk-0")].spec.storage_class_name is None
+    assert "unbound immediate PersistentVolumeClaims" in without.evaluate(target).message

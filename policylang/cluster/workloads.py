@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..diagnostics import InputError
+from ..admission.storage import with_default_class
 from ..api import model
-from .load import _documents, _located, structure_object
 from ..api.selectors import node_selector_matches, tolerates
+from ..diagnostics import InputError
+from .load import _documents, _located, structure_object
 
 # The controller that owns the pods (a Deployment's pods belong to its ReplicaSet), which
 # kube-scheduler's default topology spreading and its listers look up.
@@ -134,11 +135,13 @@ def _with_claims(pod_spec: dict, templates: list, name: str, namespace: str, ord
         volumes[tmeta.get("name", "")] = {"name": tmeta.get("name", ""), "persistentVolumeClaim": {"claimName": claim}}
         if (namespace, claim) not in state.claims:
             at = f"spec.volumeClaimTemplates[{j}]"
-            state.add_claim(_made(
+            # The controller creates the claim through the API server: DefaultStorageClass names
+            # the default class for a template that names none.
+            state.add_claim(_made(with_default_class(
                 {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
                  "metadata": {**tmeta, "name": claim, "namespace": namespace},
-                 "spec": _mapping(template).get("spec") or {}}, file, index, where, at,
-                names=("metadata.namespace",)))
+                 "spec": _mapping(template).get("spec") or {}}, state.storage_classes.values()),
+                file, index, where, at, names=("metadata.namespace",)))
     return {**pod_spec, "volumes": list(volumes.values())} if templates else pod_spec
 
 
