@@ -154,13 +154,5 @@ def held(target: PodToDecide, as_pending: bool) -> "Held | Pod":
     return pod
 
 
-def state_for(state: ClusterState, pod: Pod) -> ClusterState:
-    """The state to place ``pod`` in: without its own copy, when the dump holds the same pod
-    (bound or nominated, it would count against itself)."""
-    if any(p.key == pod.key for p in state.pods):
-        return state.without([pod])
-    return state
-
-
 def ungated(pod: Pod) -> Pod:
     return attrs.evolve(pod, spec=attrs.evolve(pod.spec, scheduling_gates=()))

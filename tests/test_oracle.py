@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 import strategies as S
 from kube_oracle import Oracle, assert_agree, comparable
 from policylang import Executable, load_plans, schedule
-from policylang.report.decisions import decision_json
 
 
 @lru_cache(maxsize=None)
@@ -30,7 +29,7 @@ def default_profile() -> Executable:
 
 def policylang_result(cluster: S.Cluster, pod: dict, preemption: bool = True, exe: Executable | None = None) -> dict:
     decision = schedule(exe or default_profile(), cluster.state(), S.structure(pod), preemption=preemption)
-    return json.loads(json.dumps(decision_json(decision)))
+    return json.loads(json.dumps(decision.to_json()))
 
 
 def oracle_result(oracle: Oracle, cluster: S.Cluster, pod: dict, preemption: bool = True) -> dict:

@@ -24,7 +24,6 @@ from policylang.roots import stdlib_dir
 from kube_oracle import assert_agree, comparable
 from policylang import schedule
 from policylang.cluster.resourceclaims import instantiate
-from policylang.report.decisions import decision_json
 from test_oracle import arrival_orders, default_profile, examples, oracle_result, policylang_simulation, \
     simulate_comparable
 
@@ -67,7 +66,7 @@ def policylang_result(cluster: S.Cluster, pod: dict, preemption: bool, exe=None)
     resourceclaim controller makes them; the oracle does the same)."""
     state = cluster.state()
     decision = schedule(exe or default_profile(), state, instantiate(state, S.structure(pod)), preemption=preemption)
-    return json.loads(json.dumps(decision_json(decision)))
+    return json.loads(json.dumps(decision.to_json()))
 
 
 def assert_same(oracle, cluster: S.Cluster, pod: dict, preemption: bool, exe=None) -> None:

@@ -28,7 +28,6 @@ import strategies as S
 import strategies_sampling as SS
 from kube_oracle import assert_agree, comparable
 from policylang import schedule
-from policylang.report.decisions import decision_json
 from policylang.run.schedule import Sampling
 from test_oracle import default_profile, examples, simulate_comparable
 
@@ -49,7 +48,7 @@ def test_single_cycle_under_sampling(oracle, case):
     note(json.dumps({"percentage": percentage, "objects": [*cluster.nodes, *cluster.pods], "pod": pod}))
     decision = schedule(default_profile(), cluster.state(), S.structure(pod), preemption=False,
                         sampling=Sampling(percentage))
-    ours = comparable(json.loads(json.dumps(decision_json(decision))))
+    ours = comparable(json.loads(json.dumps(decision.to_json())))
     (result,) = oracle.run([*cluster.nodes, *cluster.pods], [pod], preemption=False,
                            percentage=percentage)["results"]
     theirs = comparable(result)

@@ -23,7 +23,7 @@ from kube_oracle import assert_agree, comparable
 from policylang import schedule
 from policylang.cluster.load import problems
 from policylang.cluster.state import ClusterState
-from policylang.report.decisions import decision_json, simulate_json
+from policylang.report.decisions import simulate_json
 from policylang.forecast.simulate import simulate
 from test_oracle import default_profile, examples, simulate_comparable
 
@@ -46,7 +46,7 @@ def test_single_cycle_with_volumes(oracle, case):
     note(json.dumps({"objects": objects, "pod": pod}))
     assert_valid([*objects, pod])
     decision = schedule(default_profile(), state_of(objects), S.structure(pod), preemption=False)
-    ours = comparable(json.loads(json.dumps(decision_json(decision))))
+    ours = comparable(json.loads(json.dumps(decision.to_json())))
     (result,) = oracle.run(objects, [pod], preemption=False)["results"]
     theirs = comparable(result)
     assert_agree(ours, theirs)

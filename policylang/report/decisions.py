@@ -13,16 +13,6 @@ EVAL_SCHEMA = "policylang/eval/v1"
 
 # ---- JSON ------------------------------------------------------------------------
 
-def decision_json(d: Decision) -> dict:
-    """One result of eval's document (Decision.to_json)."""
-    return d.to_json()
-
-
-def held_json(h) -> dict:
-    """A pod not scheduled, in a decision's shape (Held.to_json)."""
-    return h.to_json()
-
-
 def _is_held(r) -> bool:
     from ..pending import Held
     return isinstance(r, Held)
@@ -37,7 +27,7 @@ def kubernetes_json(target=None) -> dict:
 def eval_json(decisions: Iterable, target=None) -> str:
     """eval -o json: Decisions and Helds (pods not scheduled), in order."""
     return json.dumps({"schema": EVAL_SCHEMA, "kubernetes": kubernetes_json(target),
-                       "results": [held_json(d) if _is_held(d) else decision_json(d) for d in decisions]}, indent=2)
+                       "results": [d.to_json() for d in decisions]}, indent=2)
 
 
 # ---- text ------------------------------------------------------------------------
@@ -246,9 +236,9 @@ def explain_json(explanations, target=None) -> str:
     results = []
     for e in explanations:
         if _is_held(e):
-            results.append({**held_json(e), "causes": [], "near_misses": [], "suggestions": [], "withheld": []})
+            results.append({**e.to_json(), "causes": [], "near_misses": [], "suggestions": [], "withheld": []})
             continue
-        doc = decision_json(e.decision)
+        doc = e.decision.to_json()
         for n in doc["nodes"]:
             n["filters"] = {plugin: {"code": s.code, "reasons": list(s.reasons)}
                             for plugin, s in e.filters.get(n["name"], {}).items()}

@@ -25,7 +25,6 @@ from policylang import Executable, load_plans, schedule
 from policylang.cluster.load import structure_object
 from policylang.cluster.resourceclaims import instantiate
 from policylang.cluster.state import ClusterState
-from policylang.report.decisions import decision_json
 from policylang.run.schedule import Sampling
 from policylang.target import make_target
 
@@ -45,7 +44,7 @@ def _policylang(case) -> dict:
     sampling = Sampling(case["percentage"]) if "percentage" in case else None
     state = ClusterState.build(objects)
     d = schedule(exe, state, instantiate(state, pod), preemption=case.get("preemption", True), sampling=sampling)
-    return comparable(json.loads(json.dumps(decision_json(d))))
+    return comparable(json.loads(json.dumps(d.to_json())))
 
 
 def _gates(case) -> str:
