@@ -18,6 +18,7 @@ simulate) changes it; in a fork, until the fork is reverted.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
@@ -238,20 +239,16 @@ class Engine:
             return asked
         return Held(asked, other_scheduler=asked.spec.scheduler_name, profiles=tuple(sorted(self.plans)))
 
-    def _asking(self, pod: "Pod"):
+    @contextlib.contextmanager
+    def _asking(self, pod: "Pod") -> Iterator["Pod"]:
         """A savepoint in which the pod is asked about: its template claims made (as the
         resourceclaim controller makes them before kube-scheduler sees it) and its own copy in
         the state, if any, taken away (it would count against itself)."""
-        import contextlib
-
         from .cluster.resourceclaims import instantiate
 
-        @contextlib.contextmanager
-        def asking() -> Iterator["Pod"]:
-            with self._state.trial() as state:
-                state.drop_pod(pod.key)
-                yield instantiate(state, pod) if pod.spec.resource_claims else pod
-        return asking()
+        with self._state.trial() as state:
+            state.drop_pod(pod.key)
+            yield instantiate(state, pod) if pod.spec.resource_claims else pod
 
     def _one_pod(self, pod: "PodLike | PodToDecide") -> "PodToDecide":
         from .api.model import Pod
@@ -314,15 +311,20 @@ class Engine:
             node = structure_object({"apiVersion": "v1", "kind": "Node", **node}, "<node>", 0)
         if not isinstance(node, Node):
             raise InputError(f"expected a Node, got {type(node).__name__}")
-        self._replace_nodes(lambda nodes: [*[n for n in nodes if n.metadata.name != node.metadata.name], node])
+        name = node.metadata.name
+        self._state = self._state.with_nodes([*[n for n in self._state.nodes_as_arrived() if n.metadata.name != name],
+                                              node])
 
     def remove_node(self, name: str) -> None:
         """The node leaves the cluster; its pods with it."""
         self._node(name)
-        self._replace_nodes(lambda nodes: [n for n in nodes if n.metadata.name != name], gone=name)
+        self._state = self._state.with_nodes([n for n in self._state.nodes_as_arrived() if n.metadata.name != name],
+                                             removed=(name,))
 
     def taint(self, name: str, key: str, value: str = "", effect: str = "NoSchedule") -> None:
         """``kubectl taint node NAME KEY=VALUE:EFFECT``."""
+        import attrs
+
         from .api.model import Taint
 
         if effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
@@ -330,14 +332,13 @@ class Engine:
         node = self._node(name)
         taints = (*[t for t in node.spec.taints if (t.key, t.effect) != (key, effect)],
                   Taint(key=key, value=value, effect=effect))
-        self._change_node(name, taints=taints)
+        self._changed(attrs.evolve(node, spec=attrs.evolve(node.spec, taints=taints)))
 
     def cordon(self, name: str) -> None:
         """``kubectl cordon NAME``: unschedulable, as the NodeUnschedulable filter reads it."""
         from .forecast.whatif import cordoned
 
-        cordoned_node = cordoned(self._node(name))
-        self._replace_nodes(lambda nodes: [cordoned_node if n.metadata.name == name else n for n in nodes])
+        self._changed(cordoned(self._node(name)))
 
     def _node(self, name: str) -> "Node":
         node = self._state.nodes.get(name)
@@ -345,24 +346,11 @@ class Engine:
             raise InputError(f"no node {name} in the cluster")
         return node
 
-    def _change_node(self, name: str, **spec) -> None:
-        import attrs
-
-        node = self._node(name)
-        changed = attrs.evolve(node, spec=attrs.evolve(node.spec, **spec))
-        self._replace_nodes(lambda nodes: [changed if n.metadata.name == name else n for n in nodes])
-
-    def _replace_nodes(self, change, gone: Optional[str] = None) -> None:
-        """A change to the nodes is a new state (the node order, the per-node arrays and every
-        index are laid out by node); pods move over unchanged, but a removed node's pods go."""
-        from .api.model import Node, Pod
-        from .cluster.state import ClusterState
-
-        objects = self._state.objects()
-        nodes = change([o for o in objects if isinstance(o, Node)])
-        rest = [o for o in objects if not isinstance(o, Node)
-                and not (gone is not None and isinstance(o, Pod) and o.spec.node_name == gone)]
-        self._state = ClusterState.build([*nodes, *rest])
+    def _changed(self, node: "Node") -> None:
+        """The node of that name replaced by this one, where it stands."""
+        name = node.metadata.name
+        self._state = self._state.with_nodes([node if n.metadata.name == name else n
+                                              for n in self._state.nodes_as_arrived()])
 
     # ---- transactions ----
     def fork(self) -> "Fork":

@@ -190,7 +190,7 @@ class _Tools:
         from .pending import PodToDecide
 
         key = pod if "/" in pod else f"{self.engine.namespace}/{pod}"
-        found = next((p for p in self.engine.state.pods if p.key == key), None)
+        found = self.engine.state.pod(key)
         if found is not None:
             return PodToDecide(found, True)
         if os.path.exists(pod):

@@ -18,6 +18,7 @@ import attrs
 import numpy as np
 
 from ..api import model
+from ..diagnostics import InputError
 from .indexes import INDEXES
 from .journal import Journal
 from .indexes.placed_terms import PLACED_TERM_KINDS  # noqa: F401  (the kinds placed_terms takes)
@@ -236,7 +237,6 @@ class ClusterState:
         if name:
             pc = self.priority_classes.get(name) or SYSTEM_PRIORITY_CLASSES.get(name)
             if pc is None:
-                from ..diagnostics import InputError
                 raise InputError(f'pods "{pod.metadata.name}" is forbidden: no PriorityClass with name {name} was found',
                                  obj=f"Pod {pod.key}", field="spec.priorityClassName")
         else:
@@ -262,6 +262,15 @@ class ClusterState:
                 *self.csi_drivers.values(), *self.csi_storage_capacities, *self.volume_attachments,
                 *self.device_classes.values(), *self.resource_slices, *self.resource_claim_templates.values(),
                 *self.resource_claims.values(), *self.pods]
+
+    def with_nodes(self, nodes: list[model.Node], removed: Iterable[str] = ()) -> "ClusterState":
+        """A new state of these nodes (in this order: the order they arrived in, which node
+        sampling walks) and every other object of this one; the pods bound to the ``removed``
+        nodes leave with them. A change to the nodes is a new state, not a savepoint: the node
+        order, the per-node arrays and every index are laid out by node."""
+        gone = set(removed)
+        return ClusterState.build([*nodes, *(o for o in self.objects() if not isinstance(o, model.Node)
+                                             and not (isinstance(o, model.Pod) and o.spec.node_name in gone))])
 
     def without(self, removed: list[model.Pod]) -> "ClusterState":
         """A copy of the state with these pods gone (for preemption's dry run)."""

@@ -45,9 +45,7 @@ def _trial(profile_for: ProfileFor, state: ClusterState, pods: list[Pod], added=
     it was. Nodes added make a state of their own; without, the pods are placed in a savepoint
     and taken back (cluster/journal.py)."""
     if added:
-        objects = state.objects()
-        nodes = [o for o in objects if isinstance(o, Node)]
-        state = ClusterState.build(nodes + list(added) + [o for o in objects if not isinstance(o, Node)])
+        state = state.with_nodes([*state.nodes_as_arrived(), *added])
     with state.trial():
         placements = simulate(profile_for, state, pods, preemption=False, until=until)
         return placements, utilisation(state)

@@ -292,9 +292,8 @@ class _Run:
             names = [self._node(event.node, event).name]
         gone = [p for name in names for p in self.state.pods_by_node[name]]
         moves = self._take_off(gone, "node removed", at=0)
-        self.state = ClusterState.build([o for o in self.state.objects()
-                                         if not (isinstance(o, Node) and o.name in names)
-                                         and not (isinstance(o, Pod) and o.spec.node_name in names)])
+        self.state = self.state.with_nodes([n for n in self.state.nodes_as_arrived() if n.name not in names],
+                                           removed=names)
         placed = self._schedule(moves)
         return EventResult(event, tuple(names), tuple(self._settled(moves)), placed=tuple(placed))
 
@@ -308,9 +307,7 @@ class _Run:
             if f"{base}-new-{i}" not in taken:
                 names.append(f"{base}-new-{i}")
         added = [fresh_copy(template, name) for name in names]
-        objects = self.state.objects()
-        nodes = [o for o in objects if isinstance(o, Node)]
-        self.state = ClusterState.build(nodes + added + [o for o in objects if not isinstance(o, Node)])
+        self.state = self.state.with_nodes([*self.state.nodes_as_arrived(), *added])
         moves: list[Move] = []
         placed = self._schedule(moves)
         return EventResult(event, tuple(names), tuple(self._settled(moves)), placed=tuple(placed))
@@ -336,8 +333,7 @@ class _Run:
 
     def _replace_nodes(self, changed: dict[str, Node]) -> None:
         """A new state with these nodes changed: what executors keep per node belongs to the old one."""
-        self.state = ClusterState.build([changed.get(o.name, o) if isinstance(o, Node) else o
-                                         for o in self.state.objects()])
+        self.state = self.state.with_nodes([changed.get(n.name, n) for n in self.state.nodes_as_arrived()])
 
     def _take_off(self, pods: list[Pod], cause: str, at: int) -> list[Move]:
         """Remove pods from their node; queue the replacements their controllers create."""

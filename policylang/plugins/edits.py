@@ -22,8 +22,7 @@ class Change:
 
 def with_node(state: ClusterState, node: Node) -> ClusterState:
     """The state with this node in place of the one of its name."""
-    return ClusterState.build([node if isinstance(o, Node) and o.metadata.name == node.metadata.name else o
-                               for o in state.objects()])
+    return state.with_nodes([node if n.metadata.name == node.metadata.name else n for n in state.nodes_as_arrived()])
 
 
 def with_spec(pod: Pod, **changes) -> Pod:

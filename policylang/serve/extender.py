@@ -451,7 +451,7 @@ def _view(state: ClusterState, cands) -> ClusterState:
 
 def _with_nodes(state: ClusterState, nodes: list) -> ClusterState:
     """The state with the request's nodes in place of its own (Nodes sent whole, not cache-capable)."""
-    return ClusterState.build([*nodes, *(o for o in state.objects() if not isinstance(o, Node))])
+    return state.with_nodes(nodes)
 
 
 def filter_nodes(exe: Executable, state: ClusterState, pod: Pod, nodes: list, names: list) -> dict:
