@@ -1,4 +1,4 @@
-//go:build !k8s1.34
+//go:build !k8s1.34 && !k8s1.36 && !k8s1.37
 
 package main
 

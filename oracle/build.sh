@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Build the oracle for one Kubernetes version (1.35, the default, or 1.34) once into a cache outside
-# the source tree and print the binary's path; `build.sh all` builds every version, one path a line.
+# Build the oracle for one Kubernetes version (1.37, the default, 1.36, 1.35 or 1.34) once into a cache
+# outside the source tree and print the binary's path; `build.sh all` builds every version, one path a line.
 #
 # One copy of the Go sources serves every version: 1.35 builds with go.mod/go.sum (k8s.io/kubernetes
-# v1.35.4), 1.34 with k8s-1.34.mod/k8s-1.34.sum (v1.34.4) and the k8s1.34 build tag, which picks
-# api_k8s134.go over api_k8s135.go where the framework's API differs. The cache key is the version's
+# v1.35.4), 1.34, 1.36 and 1.37 with k8s-1.3X.mod/k8s-1.3X.sum (v1.34.4, v1.36.3, v1.37.2) and the
+# k8s1.3X build tag, which picks the api_k8s13X.go file where the framework's API differs. v1.36 and
+# v1.37 need Go 1.26 (their go.mod's `go` line): an older go fetches it through the module proxy
+# (GOTOOLCHAIN=auto, Go's default). The cache key is the version's
 # module files, the sources and the Go version, so any change to them (or a new toolchain) builds
 # afresh; an unchanged tree reuses the binary.
 #
@@ -14,15 +16,15 @@
 # partial file, so two at once only cost the time of both.
 set -euo pipefail
 cd "$(dirname "$0")"
-versions=("${1:-1.35}")
-if [ "${versions[0]}" = all ]; then versions=(1.35 1.34); fi
+versions=("${1:-1.37}")
+if [ "${versions[0]}" = all ]; then versions=(1.37 1.36 1.35 1.34); fi
 
 build() {
     local version=$1 mod sum flags=()
     case "$version" in
         1.35) mod=go.mod; sum=go.sum ;;
-        1.34) mod=k8s-1.34.mod; sum=k8s-1.34.sum; flags=(-modfile="$mod" -tags=k8s1.34) ;;
-        *) echo "build.sh: unknown Kubernetes version '$version' (1.34, 1.35 or all)" >&2; return 2 ;;
+        1.34|1.36|1.37) mod=k8s-$version.mod; sum=k8s-$version.sum; flags=(-modfile="$mod" -tags="k8s$version") ;;
+        *) echo "build.sh: unknown Kubernetes version '$version' (1.34, 1.35, 1.36, 1.37 or all)" >&2; return 2 ;;
     esac
     local key dir start
     key=$( (echo "$version"; cat "$mod" "$sum" ./*.go; go version) | sha256sum | cut -c1-16)

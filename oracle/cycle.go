@@ -21,7 +21,6 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/framework/parallelize"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 )
 
@@ -341,7 +340,7 @@ func (w *world) passFilters(ctx context.Context, pf *profileFramework, state fwk
 		}
 		return feasibleNodes, nil
 	}
-	errCh := parallelize.NewErrorChannel()
+	errCh := newErrorChannel()
 	var feasibleNodesLen int32
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(errors.New("done"))
@@ -354,7 +353,7 @@ func (w *world) passFilters(ctx context.Context, pf *profileFramework, state fwk
 		nodeInfo := nodes[(start+i)%numAllNodes]
 		status := pf.RunFilterPluginsWithNominatedPods(ctx, state, pod, nodeInfo)
 		if status.Code() == fwk.Error {
-			errCh.SendErrorWithCancel(status.AsError(), func() { cancel(errors.New("a filter failed")) })
+			errCh.sendWithCancel(status.AsError(), func() { cancel(errors.New("a filter failed")) })
 			return
 		}
 		if status.IsSuccess() {
@@ -378,7 +377,7 @@ func (w *world) passFilters(ctx context.Context, pf *profileFramework, state fwk
 		diagnosis.NodeToStatus.Set(item.node, item.status)
 		diagnosis.AddPluginStatus(item.status)
 	}
-	if err := errCh.ReceiveError(); err != nil {
+	if err := errCh.receive(); err != nil {
 		return feasibleNodes, err
 	}
 	return feasibleNodes, nil

@@ -4,6 +4,7 @@
 //
 //	oracle --cluster DUMP... --pod PODS... [--config KubeSchedulerConfiguration]
 //	       [--no-preemption] [--percentage-of-nodes-to-score N]
+//	oracle --list-gates  every feature gate kube-scheduler accepts, with its spec (JSON)
 //	oracle --serve     one scenario per stdin line (JSON), one eval/v1 document per stdout line
 //	oracle --bench --cluster DUMP... --pod PODS... [--config ...] [--no-preemption]
 //	       [--percentage-of-nodes-to-score N]
@@ -86,6 +87,7 @@ func main() {
 	serve := flag.Bool("serve", false, "read scenarios from stdin, one JSON object per line")
 	benchMode := flag.Bool("bench", false, "time simulating the pods as a batch (pods/s, parallelism 1)")
 	gates := flag.String("feature-gates", "", "A=true,B=false, as kube-scheduler's --feature-gates")
+	listGatesMode := flag.Bool("list-gates", false, "print every feature gate kube-scheduler accepts, with its spec (JSON)")
 	klog.InitFlags(nil)
 	flag.Parse()
 	if *output != "json" {
@@ -96,6 +98,10 @@ func main() {
 	_ = flag.Set("stderrthreshold", "FATAL")
 	klog.SetOutput(nopWriter{})
 	metrics.Register() // the framework's instrumented plugins expect the scheduler's metrics
+	if *listGatesMode {
+		fatal(listGates())
+		return
+	}
 	if *gates != "" {
 		fatal(utilfeature.DefaultMutableFeatureGate.Set(*gates))
 	}

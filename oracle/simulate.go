@@ -196,7 +196,7 @@ func (s *simulation) place() (*simulateDoc, error) {
 			if st := w.bindClaims(pf, assumed, node); !st.IsSuccess() {
 				return nil, st.AsError()
 			}
-			if err := w.cache.FinishBinding(logger, assumed); err != nil {
+			if err := finishBinding(w.cache, logger, assumed); err != nil {
 				return nil, err
 			}
 			w.nominator.DeleteNominatedPodIfExists(pod)
@@ -224,7 +224,7 @@ func (w *world) bindClaims(pf *profileFramework, pod *v1.Pod, node string) *fwk.
 	if !ok {
 		return nil
 	}
-	if st := p.PreBindPreFlight(w.ctx, w.lastState, pod, node); st.IsSkip() {
+	if st := preBindPreFlight(p, w.ctx, w.lastState, pod, node); st.IsSkip() {
 		return nil
 	} else if !st.IsSuccess() {
 		return st

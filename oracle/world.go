@@ -150,7 +150,7 @@ func newWorld(objects []runtime.Object, pending []*v1.Pod, cfg *schedulerapi.Kub
 	waitForSync(informerFactory, draSynced...)
 
 	// The cache, in the dump's order: the node tree keeps nodes as they arrive.
-	w.cache = internalcache.New(ctx, 0, nil)
+	w.cache = newCache(ctx)
 	for _, obj := range objects {
 		if node, ok := obj.(*v1.Node); ok {
 			w.cache.AddNode(logger, node)

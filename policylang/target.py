@@ -1,26 +1,40 @@
-"""The Kubernetes a decision targets: its version (1.34 or 1.35) and the values of the feature
-gates that change what the stdlib's plugins decide.
+"""The Kubernetes a decision targets: its version (1.34 to 1.37, default 1.37) and the values of
+its feature gates.
 
-A policy reads them as ``kubernetes.version`` ("1.35"), ``kubernetes.minor`` (35) and
-``kubernetes.gates.NAME`` (a bool), checked like any field (a gate the table does not name is
-P012 with a did-you-mean) and folded into the plan as constants when a profile is compiled
-for a target. `--kubernetes-version` and `--feature-gates` (spelled as kube-scheduler spells
-it: ``A=true,B=false``) choose the target; a gate the version does not know, or one it locks,
-is refused as kube-scheduler refuses it (component-base featuregate/feature_gate.go: Set,
-SetFromMap).
+A policy reads them as ``kubernetes.version`` ("1.37"), ``kubernetes.minor`` (37) and
+``kubernetes.gates.NAME`` (a bool) for the gates the stdlib models (MODELLED), checked like any
+field (another name is P012 with a did-you-mean) and folded into the plan as constants when a
+profile is compiled for a target. `--kubernetes-version` and `--feature-gates` (spelled as
+kube-scheduler spells it: ``A=true,B=false``) choose the target.
 
-The gate table is transcribed from each version's pkg/features/kube_features.go
-(defaultVersionedKubernetesFeatureGates: the spec in force at that version), only for the gates
-the stdlib reads. A gate a version does not have reads as false: the feature is not there yet.
+`--feature-gates` accepts every gate kube-scheduler of that version accepts (feature_gates.json,
+written by tools/feature_gates.py from each version's own gate registry) and refuses what it
+refuses, in its words (component-base featuregate/feature_gate.go: Set, SetFromMap): a gate the
+version does not know, or one it locks. A gate the scheduler's code never reads changes no
+decision, so any value is taken. A gate it reads that policylang does not model can only be left at
+its default: another value is refused as "not modelled", never silently ignored.
 docs/versions.md lists every difference between the versions and where the stdlib carries it.
 """
 
 from __future__ import annotations
 
+import functools
+import json
+from pathlib import Path
+
 from .diagnostics import InputError
 from .frozen import frozen
 
-DEFAULT_VERSION = "1.35"
+VERSIONS = ("1.34", "1.35", "1.36", "1.37")
+DEFAULT_VERSION = "1.35"   # 1.37 once the 1.36/1.37 stdlib and allocator are in (issue 39)
+
+# The gates whose values the stdlib's policies and the DRA allocator read: each changes what a
+# shipped plugin decides, and docs/versions.md says where.
+MODELLED = (
+    "DynamicResourceAllocation",           # off: the DynamicResources plugin passes every pod
+    "NodeDeclaredFeatures",                # the NodeDeclaredFeatures plugin joins the default profile
+    "TaintTolerationComparisonOperators",  # tolerations with Lt and Gt compare integers
+)
 
 
 @frozen
@@ -31,30 +45,25 @@ class GateSpec:
     stage: str
 
 
-# Per gate, per version, its spec in force there (k8s.io/kubernetes vX.Y.4 pkg/features/kube_features.go).
-GATES: dict[str, dict[str, GateSpec]] = {
-    # GA in 1.34 (may still be turned off), locked to true in 1.35. Off: the DynamicResources
-    # plugin is disabled (dynamicresources.go New: `enabled`), every pod passes it.
-    "DynamicResourceAllocation": {
-        "1.34": GateSpec(default=True, locked=False, stage="GA"),
-        "1.35": GateSpec(default=True, locked=True, stage="GA"),
-    },
-    # New (alpha, off) in 1.35: tolerations with the Lt and Gt operators compare the taint's
-    # value as a decimal integer (k8s.io/api core/v1/toleration.go ToleratesTaint); off, such a
-    # toleration tolerates nothing. Read by TaintToleration, NodeUnschedulable and
-    # PodTopologySpread's nodeTaintsPolicy (component-helpers scheduling/corev1/helpers.go).
-    "TaintTolerationComparisonOperators": {
-        "1.35": GateSpec(default=False, locked=False, stage="Alpha"),
-    },
-}
+@functools.cache
+def _table() -> dict:
+    return json.loads((Path(__file__).parent / "feature_gates.json").read_text())["versions"]
 
-VERSIONS = ("1.34", "1.35")
+
+def gate_specs(version: str) -> dict[str, GateSpec]:
+    """Every gate kube-scheduler of ``version`` accepts, with its spec there."""
+    return {name: GateSpec(*spec) for name, spec in _table()[version]["gates"].items()}
+
+
+def read_by_scheduler(version: str) -> frozenset[str]:
+    """The gates whose values the scheduler's code of ``version`` reads."""
+    return frozenset(_table()[version]["read_by_scheduler"])
 
 
 @frozen
 class Target:
     version: str = DEFAULT_VERSION
-    # Every gate of GATES, with its value for this target (set, or the version's default).
+    # Every gate of MODELLED, with its value for this target (set, or the version's default).
     gates: tuple[tuple[str, bool], ...] = ()
     # The gates given on the command line, as given (for the JSON output's record).
     explicit: tuple[tuple[str, bool], ...] = ()
@@ -80,21 +89,28 @@ class Target:
 
 
 def default_gates(version: str) -> dict[str, bool]:
-    return {name: specs[version].default if version in specs else False for name, specs in GATES.items()}
+    """The modelled gates at their defaults; a gate the version does not have yet is false (the
+    feature is not there), one it has removed after graduation is true (it is always on)."""
+    specs = gate_specs(version)
+    return {name: specs[name].default if name in specs else _graduated(name, version) for name in MODELLED}
+
+
+def _graduated(name: str, version: str) -> bool:
+    return any(name in _table()[v]["gates"] for v in VERSIONS[:VERSIONS.index(version)])
 
 
 def make_target(version: str | None = None, feature_gates: str | None = None) -> Target:
     """The target of ``--kubernetes-version`` and ``--feature-gates``; an InputError (exit 2)
     for a version policylang does not decide as, a malformed list, a gate the version does not
-    know, or one it locks."""
+    know, one it locks, or one policylang does not model set away from its default."""
     version = DEFAULT_VERSION if version is None else version.strip().removeprefix("v")
     if version.count(".") == 2:   # 1.34.4: the minor decides; every patch release of it is the same here
         version = version.rsplit(".", 1)[0]
     if version not in VERSIONS:
         raise InputError(f"--kubernetes-version {version}: policylang decides as Kubernetes "
-                         f"{' or '.join(VERSIONS)}")
+                         f"{', '.join(VERSIONS[:-1])} or {VERSIONS[-1]}")
     explicit = parse_feature_gates(feature_gates or "", version)
-    gates = {**default_gates(version), **explicit}
+    gates = {**default_gates(version), **{k: v for k, v in explicit.items() if k in MODELLED}}
     return Target(version, tuple(sorted(gates.items())), tuple(explicit.items()))
 
 
@@ -114,16 +130,19 @@ def parse_feature_gates(text: str, version: str) -> dict[str, bool]:
             raise InputError(f"--feature-gates: invalid value of {key}={raw}, err: strconv.ParseBool: "
                              f"parsing {_go_quote(raw)}: invalid syntax")
         values[key] = _BOOLS[raw]
+    specs, read = gate_specs(version), read_by_scheduler(version)
     errors = []
     for key, value in values.items():
-        spec = GATES.get(key, {}).get(version)
+        spec = specs.get(key)
         if spec is None:
-            known = sorted(name for name, specs in GATES.items() if version in specs)
-            errors.append(f"unrecognized feature gate: {key} (policylang models, for Kubernetes {version}: "
-                          f"{', '.join(known)})")
+            errors.append(f"unrecognized feature gate: {key}")
         elif spec.locked and value != spec.default:
             errors.append(f"cannot set feature gate {key} to {str(value).lower()}, feature is locked to "
                           f"{str(spec.default).lower()}")
+        elif key in read and key not in MODELLED and value != spec.default:
+            errors.append(f"{key}={str(value).lower()} is not modelled: policylang decides as Kubernetes {version} "
+                          f"with {key}={str(spec.default).lower()} (its default); the gates it models are "
+                          f"{', '.join(g for g in MODELLED if g in specs)}")
     if errors:
         raise InputError("--feature-gates: " + "; ".join(errors))
     return values

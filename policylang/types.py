@@ -230,8 +230,8 @@ def record_fields(name: str) -> dict[str, FieldInfo]:
         return {"version": FieldInfo(STRING, None), "minor": FieldInfo(INT, None),
                 "gates": FieldInfo(record("FeatureGates"), None)}
     if name == "FeatureGates":
-        from .target import GATES
-        return {gate: FieldInfo(BOOL, None) for gate in GATES}
+        from .target import MODELLED
+        return {gate: FieldInfo(BOOL, None) for gate in MODELLED}
     if name not in model_schema():
         return {}
     out = dict(model_schema()[name])

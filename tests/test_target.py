@@ -21,7 +21,7 @@ from policylang.api.selectors import tolerates
 from policylang.api.model import Taint, Toleration
 from policylang.compile import compile_all
 from policylang.diagnostics import InputError, PolicyError
-from policylang.target import GATES, VERSIONS, make_target
+from policylang.target import MODELLED, VERSIONS, gate_specs, make_target, read_by_scheduler
 from test_properties import scheduling_cases
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -37,64 +37,54 @@ EXAMPLES = Path(__file__).parent.parent / "examples"
     ("1.35", "NoSuchGate=true", "unrecognized feature gate: NoSuchGate"),
     # New in v1.35: v1.34's kube-scheduler does not know it.
     ("1.34", "TaintTolerationComparisonOperators=true", "unrecognized feature gate: TaintTolerationComparisonOperators"),
+    # Removed in v1.37 (GA since 1.34): v1.37 does not know it any more.
+    ("1.37", "SchedulerQueueingHints=true", "unrecognized feature gate: SchedulerQueueingHints"),
     # GA and locked in v1.35, settable in v1.34.
     ("1.35", "DynamicResourceAllocation=false",
      "cannot set feature gate DynamicResourceAllocation to false, feature is locked to true"),
-    ("1.33", "", "--kubernetes-version 1.33: policylang decides as Kubernetes 1.34 or 1.35"),
+    # The scheduler reads it, policylang decides only as its default does.
+    ("1.37", "OpportunisticBatching=false",
+     "OpportunisticBatching=false is not modelled: policylang decides as Kubernetes 1.37 with "
+     "OpportunisticBatching=true (its default)"),
+    ("1.33", "", "--kubernetes-version 1.33: policylang decides as Kubernetes 1.34, 1.35, 1.36 or 1.37"),
 ])
 def test_a_gate_or_version_kube_scheduler_would_refuse_is_refused(version, gates, error):
     with pytest.raises(InputError, match=re.escape(error)):
         make_target(version, gates)
 
 
-@pytest.mark.parametrize("version, gates, expect", [
-    (None, None, {"DynamicResourceAllocation": True, "TaintTolerationComparisonOperators": False}),
-    ("1.34", None, {"DynamicResourceAllocation": True, "TaintTolerationComparisonOperators": False}),
-    ("1.34", "DynamicResourceAllocation=false",
-     {"DynamicResourceAllocation": False, "TaintTolerationComparisonOperators": False}),
-    ("v1.35.4", "TaintTolerationComparisonOperators=T,DynamicResourceAllocation=1",
-     {"DynamicResourceAllocation": True, "TaintTolerationComparisonOperators": True}),
+@pytest.mark.parametrize("version, gates", [
+    ("1.37", "HPAScaleToZero=false"),        # the scheduler never reads it: no decision changes
+    ("1.37", "OpportunisticBatching=true"),  # read, but set to its default
 ])
-def test_a_target_holds_every_gate_set_or_defaulted(version, gates, expect):
+def test_a_gate_that_changes_no_decision_is_taken(version, gates):
+    assert make_target(version, gates).json()["feature_gates"] == dict([(gates.split("=")[0], gates.endswith("true"))])
+
+
+@pytest.mark.parametrize("version, gates, expect", [
+    ("1.34", None, {"DynamicResourceAllocation": True, "NodeDeclaredFeatures": False,
+                    "TaintTolerationComparisonOperators": False}),
+    ("1.34", "DynamicResourceAllocation=false",
+     {"DynamicResourceAllocation": False, "NodeDeclaredFeatures": False, "TaintTolerationComparisonOperators": False}),
+    ("v1.35.4", "TaintTolerationComparisonOperators=T,DynamicResourceAllocation=1",
+     {"DynamicResourceAllocation": True, "NodeDeclaredFeatures": False, "TaintTolerationComparisonOperators": True}),
+    ("1.36", None, {"DynamicResourceAllocation": True, "NodeDeclaredFeatures": True,
+                    "TaintTolerationComparisonOperators": False}),
+    ("1.36", "NodeDeclaredFeatures=false", {"DynamicResourceAllocation": True, "NodeDeclaredFeatures": False,
+                                            "TaintTolerationComparisonOperators": False}),
+])
+def test_a_target_holds_every_modelled_gate_set_or_defaulted(version, gates, expect):
     target = make_target(version, gates)
-    assert dict(target.gates) == expect
-    assert target.version == (version or "1.35").removeprefix("v")[:4]
-
-
-def _upstream_specs(version: str) -> "dict | None":
-    """pkg/features/kube_features.go of k8s.io/kubernetes vVERSION.4 from the Go module cache:
-    per gate, its versioned specs as (version, default, locked)."""
-    try:
-        cache = subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True).stdout.strip()
-    except OSError:
-        return None
-    path = Path(cache) / f"k8s.io/kubernetes@v{version}.4/pkg/features/kube_features.go"
-    if not cache or not path.is_file():
-        return None
-    text = path.read_text()
-    text = text[text.index("var defaultVersionedKubernetesFeatureGates"):]
-    out = {}
-    for gate in re.finditer(r"\n\t(\w+): \{(.*?)\n\t\},", text, re.S):
-        out[gate.group(1)] = [
-            (re.search(r'MustParse\("([\d.]+)"\)', e).group(1), "Default: true" in e, "LockToDefault: true" in e)
-            for e in re.findall(r"\{([^{}]*Version: version\.MustParse[^{}]*)\}", gate.group(2))]
-    return out
+    assert {k: v for k, v in target.gates if k in expect} == expect
+    assert target.version == version.removeprefix("v")[:4]
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_the_gate_table_is_upstreams(version):
-    """Each gate's default and lock at the version are the spec in force there in upstream's
-    versioned table; a gate the table leaves out of a version is not in upstream's either."""
-    upstream = _upstream_specs(version)
-    if upstream is None:
-        pytest.skip(f"k8s.io/kubernetes v{version}.4 is not in the Go module cache")
-    for gate, specs in GATES.items():
-        if version not in specs:
-            assert gate not in upstream, gate
-            continue
-        in_force = [s for s in upstream[gate] if tuple(map(int, s[0].split("."))) <= tuple(map(int, version.split(".")))]
-        _, default, locked = in_force[-1]
-        assert (specs[version].default, specs[version].locked) == (default, locked), gate
+def test_every_modelled_gate_is_one_the_scheduler_reads(version):
+    """A modelled gate changes a decision, so the scheduler's code of some version reads it."""
+    read = set().union(*(read_by_scheduler(v) for v in VERSIONS))
+    assert set(MODELLED) <= read
+    assert set(gate_specs(version)) >= read_by_scheduler(version)
 
 
 # ---- `kubernetes` in a policy ----------------------------------------------------------------

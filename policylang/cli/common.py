@@ -56,13 +56,15 @@ def executor_argument(p: argparse.ArgumentParser) -> None:
 
 def target_arguments(p: argparse.ArgumentParser) -> None:
     """The Kubernetes to decide as (README: Kubernetes versions and feature gates)."""
-    from ..target import GATES, VERSIONS
+    from ..target import DEFAULT_VERSION, MODELLED, VERSIONS
     p.add_argument("--kubernetes-version", metavar="|".join(VERSIONS),
-                   help="decide as this kube-scheduler version does: its reasons, formulas and feature gate defaults "
-                        "(default 1.35)")
+                   help="decide as this kube-scheduler version does: its plugins, reasons, formulas and feature gate "
+                        f"defaults (default {DEFAULT_VERSION})")
     p.add_argument("--feature-gates", metavar="A=true,B=false",
                    help="set feature gates as kube-scheduler's --feature-gates does; the gates that change what the "
-                        f"stdlib decides: {', '.join(GATES)} (a gate the version does not have, or locks, is refused)")
+                        f"stdlib decides: {', '.join(MODELLED)} (a gate the version does not have, or locks, is "
+                        "refused; so is a gate the scheduler reads that policylang does not model, away from its "
+                        "default)")
 
 
 def target_of(args):
