@@ -18,14 +18,14 @@ demo: install
 	$(BIN)/policylang eval --cluster examples/cluster.yaml --pod examples/pods/; [ $$? -le 1 ]
 
 # kube-scheduler's own framework as the differential tests' oracle (oracle/), once per Kubernetes
-# version (1.35: go.mod; 1.34: k8s-1.34.mod), each built once into
+# version (1.35: go.mod; 1.34, 1.36, 1.37: k8s-1.3X.mod), each built once into
 # ${XDG_CACHE_HOME:-~/.cache}/policylang/oracle/<key of the version's module files, sources, Go version>.
 # Without Go it is not built and tests/test_oracle*.py skip (CI sets POLICYLANG_REQUIRE_ORACLE=1).
 oracle:
 	@if command -v go >/dev/null 2>&1; then oracle/build.sh all >/dev/null; \
 	else echo "go is not on PATH: the oracle is not built, its differential tests will skip"; fi
 
-# etcd, kube-apiserver and kube-scheduler (kube/, the same pinned k8s.io/kubernetes v1.35.4) for the
+# etcd, kube-apiserver and kube-scheduler (kube/, the pinned k8s.io/kubernetes v1.37.2) for the
 # tests against a real API server (tests/test_live.py), built once into
 # ${XDG_CACHE_HOME:-~/.cache}/policylang/kube/<key>; without Go those tests skip
 # (CI sets POLICYLANG_REQUIRE_APISERVER=1).

@@ -55,7 +55,9 @@ def golden(request):
     return check
 
 
-def _oracle(version: str):
+def _start_oracle(version: str):
+    """The oracle of kube-scheduler ``version``, started: skipped with a one-line reason where it
+    cannot be had, a failure where POLICYLANG_REQUIRE_ORACLE is set (CI)."""
     from kube_oracle import Oracle, OracleUnavailable, oracle_binary, required
     try:
         binary = oracle_binary(version)
@@ -63,24 +65,33 @@ def _oracle(version: str):
         if required():
             pytest.fail(f"POLICYLANG_REQUIRE_ORACLE is set, but: {err}")
         pytest.skip(str(err).splitlines()[0])
-    o = Oracle(binary)
+    return Oracle(binary)
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    """kube-scheduler's framework of the default Kubernetes version (oracle/, built by make
+    test), for the differential tests."""
+    from policylang.target import DEFAULT_VERSION
+    o = _start_oracle(DEFAULT_VERSION)
     yield o
     o.close()
 
 
 @pytest.fixture(scope="module")
-def oracle():
-    """kube-scheduler v1.35's framework (oracle/, built by make test), for the differential
-    tests: skipped with a one-line reason where it cannot be had, a failure where
-    POLICYLANG_REQUIRE_ORACLE is set (CI)."""
-    yield from _oracle("1.35")
+def oracles():
+    """``oracles(version)``: the oracle of that Kubernetes version (oracle/k8s-1.3X.mod), started
+    on first use and stopped with the module, for tests/test_oracle_versions.py and the gate and
+    conformance tests that name a version."""
+    started = {}
 
-
-@pytest.fixture(scope="module")
-def oracle_134():
-    """The same oracle built against k8s.io/kubernetes v1.34.4 (oracle/k8s-1.34.mod), for
-    tests/test_oracle_134.py; skipped or failed as ``oracle`` is."""
-    yield from _oracle("1.34")
+    def get(version: str):
+        if version not in started:
+            started[version] = _start_oracle(version)
+        return started[version]
+    yield get
+    for o in started.values():
+        o.close()
 
 
 @pytest.fixture(scope="session")

@@ -2,9 +2,9 @@
 scenarios as policylang, for the differential tests (tests/test_oracle.py) and the
 conformance cases whose expectations it produced.
 
-``oracle/build.sh VERSION`` builds it once per Kubernetes version (1.35 against k8s.io/kubernetes
-v1.35.4, 1.34 against v1.34.4, from the same sources) into
-``${XDG_CACHE_HOME:-~/.cache}/policylang/oracle/<key>`` (``make oracle`` builds both);
+``oracle/build.sh VERSION`` builds it once per Kubernetes version (1.37 against k8s.io/kubernetes
+v1.37.2, 1.36 against v1.36.3, 1.35 against v1.35.4, 1.34 against v1.34.4, from the same sources) into
+``${XDG_CACHE_HOME:-~/.cache}/policylang/oracle/<key>`` (``make oracle`` builds them all);
 :func:`oracle_binary` runs that script, which reuses the binary when the module is unchanged. Without Go the oracle is unavailable: its tests skip, unless
 ``POLICYLANG_REQUIRE_ORACLE=1`` (CI) turns the skip into a failure.
 """
@@ -28,8 +28,8 @@ class OracleUnavailable(Exception):
 
 
 @lru_cache(maxsize=None)
-def oracle_binary(version: str = "1.35") -> str:
-    """The oracle of kube-scheduler ``version`` (1.34 or 1.35), built if need be."""
+def oracle_binary(version: str) -> str:
+    """The oracle of kube-scheduler ``version`` (1.34 to 1.37), built if need be."""
     if shutil.which("go") is None:
         raise OracleUnavailable(f"go is not on PATH: the kube-scheduler {version} oracle cannot be built")
     done = subprocess.run([str(BUILD), version], capture_output=True, text=True)
@@ -42,6 +42,7 @@ class Oracle:
     """One long-lived ``oracle --serve`` process: a scenario per line in, a document per line out."""
 
     def __init__(self, binary: str):
+        self.binary = binary
         self._proc = subprocess.Popen([binary, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       text=True, bufsize=1)
         self._lock = threading.Lock()

@@ -8,12 +8,20 @@ them), so that what the stdlib does under a gate is upstream's, not only its def
   NodeUnschedulable) and PreferNoSchedule (its score), beside PodTopologySpread's
   nodeTaintsPolicy: Honor.
 - DynamicResourceAllocation=false (v1.34, where it is not locked): pods with claims pass.
+
+And the gate table itself (policylang/feature_gates.json, which `--feature-gates` checks against)
+is each version's own: every gate kube-scheduler of that version registers, with its default, lock
+and stage, as the oracle of that version lists them.
 """
 
 from __future__ import annotations
 
 import copy
+import json
+import subprocess
 from functools import lru_cache
+
+import pytest
 
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
@@ -21,7 +29,7 @@ from hypothesis import strategies as st
 import strategies as S
 from kube_oracle import comparable
 from policylang import Executable, load_plans
-from policylang.target import make_target
+from policylang.target import VERSIONS, gate_specs, make_target
 from test_oracle import cases, policylang_result
 from test_oracle_dra import policylang_result as policylang_dra_result
 
@@ -99,6 +107,15 @@ def test_lt_and_gt_tolerations_tolerate_nothing_without_it(oracle, case):
 
 @given(S.dra_scenarios())
 @examples(15)
-def test_claims_pass_with_dynamic_resource_allocation_off(oracle_134, scenario):
+def test_claims_pass_with_dynamic_resource_allocation_off(oracles, scenario):
     (pod,) = scenario.pods
-    assert_same(oracle_134, scenario.cluster, pod, "1.34", {"DynamicResourceAllocation": False}, dra=True)
+    assert_same(oracles("1.34"), scenario.cluster, pod, "1.34", {"DynamicResourceAllocation": False}, dra=True)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_gate_table_is_kube_schedulers_own(oracles, version):
+    listed = json.loads(subprocess.run([oracles(version).binary, "--list-gates"], check=True, capture_output=True,
+                                       text=True).stdout)
+    upstream = {g["name"]: (g["default"], g["locked"], g["stage"] or "GA") for g in listed}
+    ours = {name: (spec.default, spec.locked, spec.stage) for name, spec in gate_specs(version).items()}
+    assert ours == upstream

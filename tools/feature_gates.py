@@ -29,7 +29,8 @@ def oracle_gates(version: str) -> dict[str, list]:
     binary = subprocess.run([str(ROOT / "oracle" / "build.sh"), version], check=True, capture_output=True,
                             text=True).stdout.strip()
     listed = json.loads(subprocess.run([binary, "--list-gates"], check=True, capture_output=True, text=True).stdout)
-    return {g["name"]: [g["default"], g["locked"], g["stage"]] for g in listed}
+    # featuregate.PreRelease spells GA as the empty string.
+    return {g["name"]: [g["default"], g["locked"], g["stage"] or "GA"] for g in listed}
 
 
 def read_by_scheduler(version: str, known: set[str]) -> list[str]:

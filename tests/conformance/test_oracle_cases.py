@@ -26,7 +26,7 @@ from policylang.cluster.load import structure_object
 from policylang.cluster.resourceclaims import instantiate
 from policylang.cluster.state import ClusterState
 from policylang.run.schedule import Sampling
-from policylang.target import make_target
+from policylang.target import DEFAULT_VERSION, make_target
 
 CASES = (Path(__file__).parent / "oracle" / "default_profile.yaml", Path(__file__).parent / "oracle" / "v1_34.yaml")
 
@@ -73,7 +73,7 @@ def test_policylang_decides_as_the_oracle_did(case):
 
 @pytest.mark.parametrize("case", list(_cases()))
 def test_expectation_is_the_oracles(request, case):
-    oracle = request.getfixturevalue("oracle_134" if case.get("kubernetes") == "1.34" else "oracle")
+    oracle = request.getfixturevalue("oracles")(case.get("kubernetes", DEFAULT_VERSION))
     (result,) = oracle.run(case["objects"], [case["pod"]], preemption=case.get("preemption", True),
                            percentage=case.get("percentage"), feature_gates=case.get("feature_gates"))["results"]
     assert _normal(_subset(comparable(result), case["expect"])) == _normal(case["expect"])
