@@ -7,6 +7,8 @@ A page says where generated text goes with a marker on a line of its own::
                                    and grammar.keywords()), the builtins (builtins.REGISTRY), and the
                                    grammar file itself
     <!-- generated: cli -->        every verb's usage and help, from the command line's own parser
+    <!-- generated: gates -->      the feature gates the stdlib models, per Kubernetes version (from
+                                   policylang/target.py and feature_gates.json)
 
 so the reference cannot drift from the code: nothing in it is copied by hand. mkdocs.yml names
 this module under ``hooks:``; tests/test_reference_docs.py imports it by path and calls
@@ -400,4 +402,24 @@ def cli_reference() -> str:
     return "\n".join(out)
 
 
-GENERATORS = {"language": language_reference, "cli": cli_reference}
+# ---- the feature gates ---------------------------------------------------------------------------
+
+def gates_reference() -> str:
+    """Each modelled gate's stage and default per version (— where the version does not have it),
+    and how many gates each version's --feature-gates accepts and its scheduler reads."""
+    from policylang.target import MODELLED, VERSIONS, gate_specs, read_by_scheduler
+
+    def cell(name: str, version: str) -> str:
+        spec = gate_specs(version).get(name)
+        if spec is None:
+            return "—"
+        return f"{spec.stage.title() if spec.stage != 'GA' else 'GA'}, {str(spec.default).lower()}" + \
+            (", locked" if spec.locked else "")
+    lines = ["| Gate | " + " | ".join(VERSIONS) + " |", "|---|" + "---|" * len(VERSIONS)]
+    lines += [f"| {name} | " + " | ".join(cell(name, v) for v in VERSIONS) + " |" for name in MODELLED]
+    lines += ["| *gates accepted (read by the scheduler)* | "
+              + " | ".join(f"{len(gate_specs(v))} ({len(read_by_scheduler(v))})" for v in VERSIONS) + " |"]
+    return "\n".join(lines) + "\n"
+
+
+GENERATORS = {"language": language_reference, "cli": cli_reference, "gates": gates_reference}
