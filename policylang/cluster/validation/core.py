@@ -80,9 +80,23 @@ def _without(obj: dict, key: str) -> dict:
     return {k: v for k, v in obj.items() if k != key}
 
 
+_CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+
+
+def _containers(spec: dict) -> Iterator[dict]:
+    for field in _CONTAINER_LISTS:
+        if isinstance(spec.get(field), list):
+            yield from (c for c in spec[field] if isinstance(c, dict))
+
+
+def _has_bind_mount_options(c: dict) -> bool:
+    mounts = c.get("volumeMounts")
+    return isinstance(mounts, list) and any(isinstance(m, dict) and "bindMountOptions" in m for m in mounts)
+
+
 def _each_container(spec: dict, change) -> dict:
     out = dict(spec)
-    for field in ("containers", "initContainers", "ephemeralContainers"):
+    for field in _CONTAINER_LISTS:
         if isinstance(spec.get(field), list):
             out[field] = [change(c) if isinstance(c, dict) else c for c in spec[field]]
     return out
@@ -97,15 +111,17 @@ def drop_disabled(kind: str, raw: dict) -> dict:
         return raw
     if kind != "Pod" or not isinstance(raw.get("spec"), dict):
         return raw
+    # Most pods have none of these fields: nothing is copied for them.
     spec = raw["spec"]
-    if not api_gate("ContainerRestartRules"):
+    if any("restartPolicyRules" in c for c in _containers(spec)) and not api_gate("ContainerRestartRules"):
         spec = _each_container(spec, lambda c: _without(c, "restartPolicyRules"))
-    if not api_gate("VolumeBindMountOptions"):     # v1.37 alpha: the field is new there
+    if any(_has_bind_mount_options(c) for c in _containers(spec)) and not api_gate("VolumeBindMountOptions"):
+        # v1.37 alpha: the field is new there
         spec = _each_container(spec, lambda c: {**c, "volumeMounts": [_without(m, "bindMountOptions")
                                                                       if isinstance(m, dict) else m
                                                                       for m in c["volumeMounts"]]}
-                               if isinstance(c.get("volumeMounts"), list) else c)
-    if not api_gate("UserNamespacesSupport"):
+                               if _has_bind_mount_options(c) else c)
+    if "hostUsers" in spec and not api_gate("UserNamespacesSupport"):
         spec = _without(spec, "hostUsers")
     return raw if spec is raw["spec"] else {**raw, "spec": spec}
 
