@@ -1,17 +1,17 @@
-"""Differential tests for NodeDeclaredFeatures against kube-scheduler v1.37.2's framework (the oracle
-built with oracle/k8s-1.37.mod): Hypothesis clusters whose nodes declare some of
-the registry's features (and names it does not know), and a pending pod that needs some of them (a
-RestartAllContainers restart rule on a container or an init container, hostNetwork with hostUsers
-false, bindMountOptions on a mount), decided by the default profile compiled for 1.37 and by the
-oracle: the feasible set, every node's failing plugin, code and reasons, and the FitError. Scores
-and the message's PostFilter part are left out: NodeDeclaredFeatures neither scores nor has a
-PostFilter, and the other plugins' 1.37 scores and PostFilter texts are other work's (issue 39)
-and their own differential tests'.
+"""Differential tests for NodeDeclaredFeatures against kube-scheduler v1.37.2's and v1.36.3's
+frameworks (the oracles built with oracle/k8s-1.37.mod and k8s-1.36.mod): Hypothesis clusters whose
+nodes declare some of the registry's features (and names it does not know), and a pending pod that
+needs some of them (a RestartAllContainers restart rule on a container or an init container,
+hostNetwork with hostUsers false, bindMountOptions on a mount), decided by the default profile
+compiled for the version and by its oracle: the feasible set, every node's failing plugin, code and
+reasons, and the FitError. Scores and the message's PostFilter part are left out:
+NodeDeclaredFeatures neither scores nor has a PostFilter, and the other plugins' 1.36/1.37 scores
+and PostFilter texts are other work's (issue 39) and their own differential tests'.
 
 The objects reach both sides without the API server (validate=False here, plain JSON for the
 oracle), as upstream's plugin tests build them: hostUsers false with hostNetwork, or
-bindMountOptions, which 1.37's API server refuses or drops with its default gates, still reach the
-scheduler here, so every feature of 1.37's registry is exercised.
+bindMountOptions, which the API server refuses or drops with its default gates, still reach the
+scheduler here, so every feature of each registry is exercised.
 """
 
 from __future__ import annotations
@@ -33,11 +33,10 @@ FEATURES = ("Acme/Fast", "RestartAllContainersOnContainerExits", "UserNamespaces
             "VolumeBindMountOptions", "ZetaUnknown")
 
 
-@pytest.fixture(scope="module")
-def oracle_137():
-    """kube-scheduler v1.37's framework; skipped or failed as conftest's ``oracle`` is."""
+def _oracle(version: str):
+    """kube-scheduler ``version``'s framework; skipped or failed as conftest's ``oracle`` is."""
     try:
-        binary = oracle_binary("1.37")
+        binary = oracle_binary(version)
     except OracleUnavailable as err:
         if required():
             pytest.fail(f"POLICYLANG_REQUIRE_ORACLE is set, but: {err}")
@@ -47,9 +46,19 @@ def oracle_137():
     o.close()
 
 
+@pytest.fixture(scope="module")
+def oracle_137():
+    yield from _oracle("1.37")
+
+
+@pytest.fixture(scope="module")
+def oracle_136():
+    yield from _oracle("1.36")
+
+
 @lru_cache(maxsize=None)
-def profile() -> Executable:
-    return Executable(load_plans(target=make_target("1.37"))["default-scheduler"])
+def profile(version: str) -> Executable:
+    return Executable(load_plans(target=make_target(version))["default-scheduler"])
 
 
 def _node(name: str, cpu: int, declared) -> dict:
@@ -94,11 +103,20 @@ def feature_cases(draw):
 @given(feature_cases())
 @settings(max_examples=max(1, settings.default.max_examples))
 def test_declared_features_decide_as_kube_scheduler_1_37(oracle_137, case):
-    cluster, pod = case
+    assert_same(oracle_137, "1.37", *case)
+
+
+@given(feature_cases())
+@settings(max_examples=max(1, settings.default.max_examples // 2))
+def test_declared_features_decide_as_kube_scheduler_1_36(oracle_136, case):
+    """v1.36's registry has no VolumeBindMountOptions: a pod with bindMountOptions needs nothing."""
+    assert_same(oracle_136, "1.36", *case)
+
+
+def assert_same(oracle, version: str, cluster, pod) -> None:
     note(str({"objects": cluster.raw, "pod": pod}))
-    ours = filtered(comparable(policylang_result(cluster, pod, False, profile())))
-    (theirs,) = oracle_137.run([copy.deepcopy(o) for o in cluster.raw], [copy.deepcopy(pod)],
-                               preemption=False)["results"]
+    ours = filtered(comparable(policylang_result(cluster, pod, False, profile(version))))
+    (theirs,) = oracle.run([copy.deepcopy(o) for o in cluster.raw], [copy.deepcopy(pod)], preemption=False)["results"]
     assert ours == filtered(comparable(theirs))
 
 
