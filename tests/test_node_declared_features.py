@@ -219,3 +219,18 @@ def test_v1_35_with_the_gate_names_the_missing_feature_in_its_reason(capsys, tmp
     assert code == 0 and result["selected"] == "new"
     assert reasons["old-a"] == ["node declared features check failed - unsatisfied requirements: "
                                 "RestartAllContainersOnContainerExits"]
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.35"])
+def test_before_1_36_no_output_mentions_the_plugin(capsys, tmp_path, cluster, version):
+    # Upstream's v1.34/v1.35 default profile has no NodeDeclaredFeatures: explain's per-node filters
+    # (where a plugin that skips shows as Skip) do not list it, and the nodes' declared features are
+    # dropped as those API servers drop them.
+    pod = tmp_path / "pod.json"
+    pod.write_text(json.dumps(_pod()))
+    code, out = _run(capsys, "explain", "--cluster", cluster, "--pod", pod, "--kubernetes-version", version,
+                     "-o", "json")
+    [result] = json.loads(out.out)["results"]
+    assert code == 0 and sorted(result["feasible"]) == ["new", "old-a", "old-b"]
+    assert all("NodeDeclaredFeatures" not in n["filters"] for n in result["nodes"])
+    assert "DynamicResources" in result["nodes"][0]["filters"]      # a plugin that skips is listed
