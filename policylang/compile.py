@@ -69,7 +69,9 @@ class _Compiler:
         plugins = []
         for use in profile.uses:
             target = self.program.uses[use]
-            plugins.append(self.plugin(target, use, path))
+            plugin = self.plugin(target, use, path)
+            if not _absent(plugin):
+                plugins.append(plugin)
         pct = profile.percentage_of_nodes_to_score
         return P.Plan(profile.name, tuple(plugins), pct.value if pct is not None else None, origin=profile.span,
                       target=self.target)
@@ -310,6 +312,33 @@ class _Compiler:
             notes=("help: call a def fewer times (bind its value with `let`), or "
                    "nest defs that call each other less deeply",))],
             self.program.sources)
+
+
+def _absent(plugin: P.PluginPlan) -> bool:
+    """Whether every block of the plugin skips every pod by the target's constants alone (`skip
+    when not kubernetes.gates.G`, first in each): the plugin takes no part for this target and is
+    left out of the plan, as upstream's default profile leaves out a plugin whose gate is off
+    (apis/config/v1/default_plugins.go applyFeatureGates), so no output lists it."""
+    blocks = [*plugin.filters, *([plugin.score] if plugin.score is not None else [])]
+    return bool(blocks) and not plugin.rules and all(_skips_always(b.pod_steps) for b in blocks)
+
+
+def _skips_always(steps: tuple) -> bool:
+    if not steps or not isinstance(steps[0], P.SkipStep) or not _constant(steps[0].cond):
+        return False
+    from .run.interpret import evaluate
+    return evaluate(steps[0].cond, {}) is True
+
+
+def _constant(e) -> bool:
+    """An expression of constants and operators only (the target's fields are folded to constants)."""
+    if isinstance(e, P.Const):
+        return True
+    if isinstance(e, P.Not):
+        return _constant(e.operand)
+    if isinstance(e, P.Op):
+        return _constant(e.left) and _constant(e.right)
+    return False
 
 
 def plan_size_error(checked: Checked, profiles: list) -> "PolicyError | None":

@@ -33,6 +33,7 @@ DEFAULT_VERSION = "1.35"   # 1.37 once the 1.36/1.37 stdlib and allocator are in
 MODELLED = (
     "DynamicResourceAllocation",           # off: the DynamicResources plugin passes every pod
     "NodeDeclaredFeatures",                # the NodeDeclaredFeatures plugin joins the default profile
+    "RestartAllContainersOnContainerExits",  # the API server admits restartPolicyRules' RestartAllContainers
     "TaintTolerationComparisonOperators",  # tolerations with Lt and Gt compare integers
 )
 

@@ -9,6 +9,7 @@ import yaml
 from policylang import load_plans
 from policylang.cli import main
 from policylang.serve.export import decision_key, export, extender_weight, stdlib_plan, team_plan
+from policylang.target import make_target
 
 EXAMPLES = "examples/policies"
 
@@ -51,6 +52,14 @@ def test_the_default_profile_exports_as_no_change_at_all():
     config = export(load_plans("default-scheduler")).scheduler_config
     assert config["profiles"] == [{"schedulerName": "default-scheduler"}]
     assert "extenders" not in config
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.35", "1.36", "1.37"])
+def test_the_default_profile_of_each_version_exports_as_no_change(version):
+    # NodeDeclaredFeatures is in kube-scheduler's defaults only where its gate is on (1.36+): the
+    # default profile, which has it only there, is no change on any version.
+    config = export(load_plans("default-scheduler", target=make_target(version))).scheduler_config
+    assert config["profiles"] == [{"schedulerName": "default-scheduler"}]
 
 
 def test_team_policies_go_to_the_extender_and_the_stdlib_part_reads_back(tmp_path):

@@ -281,6 +281,8 @@ def structure_object(raw: dict, file: str, index: int = 0, validate: bool = True
         raise InputError(f"expected an object, got {type(raw['spec']).__name__}", path=file,
                          obj=_describe(raw, index), field="spec")
     raw = _prepare(kind, raw)
+    if validate:    # what the API server stores: its dropDisabledFields, before it validates
+        raw = validation.drop_disabled(kind, raw)
     _check_names(kind, raw, file, index)
     try:
         obj = (VALIDATING if validate else CONVERTER).structure(raw, cls)
@@ -293,7 +295,7 @@ def problems(raw: dict) -> list[tuple[str | None, str]]:
     """Every (field, message) the API server would refuse in one object, not only the first
     (lint reports them all)."""
     kind = raw["kind"]
-    raw = _prepare(kind, {k: v for k, v in raw.items() if v is not None})
+    raw = validation.drop_disabled(kind, _prepare(kind, {k: v for k, v in raw.items() if v is not None}))
     try:
         VALIDATING.structure(raw, getattr(model, KINDS[kind]))
     except (cattrs.BaseValidationError, ValueError, TypeError) as err:

@@ -104,7 +104,8 @@ TABLE: dict[str, dict[str, "str | Into"]] = {
     "Node": dict(kind=KEEP, metadata=INTO, spec=INTO, status=INTO),
     "NodeSpec": dict(unschedulable=KEEP, taints=INTO),
     "Taint": dict(key=KEEP, value=HASH, effect=KEEP, timeAdded=KEEP),
-    "NodeStatus": dict(capacity=KEEP, allocatable=KEEP, images=INTO, conditions=INTO),
+    # Declared features are feature names (NodeDeclaredFeatures matches them against its registry).
+    "NodeStatus": dict(capacity=KEEP, allocatable=KEEP, images=INTO, conditions=INTO, declaredFeatures=KEEP),
     "ContainerImage": dict(names=IMAGE, sizeBytes=KEEP),
     "NodeCondition": dict(type=KEEP, status=KEEP),
     # ---- pods.py
@@ -113,7 +114,7 @@ TABLE: dict[str, dict[str, "str | Into"]] = {
                     preemptionPolicy=KEEP, nodeSelector=LABELS, affinity=INTO, tolerations=INTO,
                     topologySpreadConstraints=INTO, containers=INTO, initContainers=INTO, overhead=KEEP,
                     resources=INTO, volumes=INTO, resourceClaims=INTO, hostNetwork=KEEP,
-                    schedulingGates=INTO),
+                    schedulingGates=INTO, ephemeralContainers=INTO, hostUsers=KEEP),
     "Toleration": dict(key=KEEP, operator=KEEP, value=HASH, effect=KEEP, tolerationSeconds=KEEP),
     "Affinity": dict(nodeAffinity=INTO, podAffinity=INTO, podAntiAffinity=INTO),
     "NodeAffinity": dict(requiredDuringSchedulingIgnoredDuringExecution=INTO,
@@ -127,7 +128,12 @@ TABLE: dict[str, dict[str, "str | Into"]] = {
     "TopologySpreadConstraint": dict(maxSkew=KEEP, topologyKey=KEEP, whenUnsatisfiable=KEEP, labelSelector=INTO,
                                      minDomains=KEEP, nodeAffinityPolicy=KEEP, nodeTaintsPolicy=KEEP,
                                      matchLabelKeys=KEEP),
-    "Container": dict(name=HASH, image=IMAGE, resources=INTO, ports=INTO, restartPolicy=KEEP),
+    "Container": dict(name=HASH, image=IMAGE, resources=INTO, ports=INTO, restartPolicy=KEEP,
+                      restartPolicyRules=INTO, volumeMounts=INTO),
+    # NodeDeclaredFeatures reads a rule's action and whether a mount has bindMountOptions.
+    "ContainerRestartRule": dict(action=KEEP, exitCodes=INTO),
+    "ContainerRestartRuleOnExitCodes": dict(operator=KEEP, values=KEEP),
+    "VolumeMount": dict(name=HASH, mountPath=DROP, readOnly=KEEP, bindMountOptions=KEEP),
     "ResourceRequirements": dict(requests=KEEP, limits=KEEP),
     "ContainerPort": dict(containerPort=KEEP, hostPort=KEEP, protocol=KEEP, hostIP=HOST_IP, name=HASH),
     "Volume": dict(name=HASH, persistentVolumeClaim=INTO, ephemeral=INTO, gcePersistentDisk=INTO,

@@ -53,9 +53,10 @@ def stdlib_plan(plan: P.Plan) -> P.Plan:
     return attrs.evolve(plan, plugins=tuple(p for p in plan.plugins if not is_team(p)))
 
 
-def _defaults() -> dict:
-    """The default profile's plugins by name: their default params and the points they run."""
-    plans = compile_all(check(load_program(stdlib_dir() / "default.sched")))
+def _defaults(target) -> dict:
+    """The default profile's plugins by name, for ``target``: their default params and the points
+    they run (a plugin whose gate is off is not among them, as it is not in kube-scheduler's)."""
+    plans = compile_all(check(load_program(stdlib_dir() / "default.sched")), target)
     return {p.name: p for p in plans["default-scheduler"].plugins}
 
 
@@ -93,7 +94,8 @@ def _plugins_diff(plugins: tuple, explicit: bool, default_plans: dict) -> dict:
         enabled = [{"name": p.name, **({"weight": p.weight} if p.score is not None else {})} for p in plugins]
     else:
         for name in defaults:
-            if name not in names and name not in registry.NO_DECISION:
+            # A default plugin whose gate is off for the target is not among kube-scheduler's defaults.
+            if name not in names and name not in registry.NO_DECISION and name in default_plans:
                 disabled.append({"name": name})
         for p in plugins:
             if p.name not in defaults or (p.score is not None and p.weight != (defaults[p.name] or 1)):
@@ -141,10 +143,10 @@ def decision_key(plan: P.Plan) -> tuple:
                          for p in plugins if p.score is not None)))
 
 
-def _read_back(profile: dict) -> P.Plan:
+def _read_back(profile: dict, target) -> P.Plan:
     """The plan kube-scheduler's reading of this profile gives, through config/read.py as --config reads it."""
     text = profile_source(profile, 0, Configuration("<export>", {"profiles": [profile]}, {}), {})
-    plans = compile_all(check(load_program("<export>.sched", text=text)))
+    plans = compile_all(check(load_program("<export>.sched", text=text)), target)
     return plans[profile["schedulerName"]]
 
 
@@ -152,7 +154,7 @@ def _stdlib_profile(plan: P.Plan, defaults: dict) -> dict:
     want = decision_key(stdlib_plan(plan))
     for explicit in (False, True):
         profile = _profile(plan, explicit, defaults)
-        if decision_key(_read_back(profile)) == want:
+        if decision_key(_read_back(profile, plan.target)) == want:
             return profile
     raise InputError(f"profile {plan.profile}: its stdlib plugins cannot be written as a "
                      f"KubeSchedulerConfiguration that kube-scheduler reads back the same (their order?)")
@@ -216,9 +218,8 @@ def webhook(plans: dict, url: str, ca_bundle: "bytes | None" = None, failure_pol
 
 def export(plans: dict, url: str = DEFAULT_URL, ca_bundle: "bytes | None" = None,
            managed_resources: tuple = (), ignorable: bool = False) -> Export:
-    defaults = _defaults()
     config: dict = {"apiVersion": API_VERSION, "kind": "KubeSchedulerConfiguration",
-                    "profiles": [_stdlib_profile(plan, defaults) for plan in plans.values()]}
+                    "profiles": [_stdlib_profile(plan, _defaults(plan.target)) for plan in plans.values()]}
     ext = extender(plans, url, ca_bundle, managed_resources, ignorable)
     if ext is not None:
         config["extenders"] = [ext]

@@ -15,6 +15,10 @@ Filter, PreScore, Score and NormalizeScore directly:
   ``skip_score: true`` when PreScore skips the plugin;
 - ``postfilter``: the plugin's PostFilter message when PreFilter rejects the pod or no node
   of ``filter`` passes.
+
+A file or a case may name the Kubernetes it is for (``kubernetes: "1.37"``, with
+``feature_gates: "A=true"``): the profile is compiled for that target (the default target
+otherwise).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from policylang.cluster.load import structure_object
 from policylang.cluster.state import ClusterState
 from policylang.syntax.literal import to_literal
 from policylang.run import batch
+from policylang.target import DEFAULT, make_target
 from policylang.run.schedule import (EXECUTORS, Executable, PlanRuntimeError, base_env, run_filters, run_postfilter,
                                      run_prefilter, run_scores)
 
@@ -42,11 +47,11 @@ def _cases():
             yield pytest.param(doc, case, id=f"{path.stem}: {case['name']}")
 
 
-def _executable(plugin: str, args: dict, tmp_path: Path, executor: str) -> Executable:
+def _executable(plugin: str, args: dict, tmp_path: Path, executor: str, target=DEFAULT) -> Executable:
     arg_text = f" {to_literal(args)}" if args else ""
     source = tmp_path / "profile.sched"
     source.write_text(f"profile conformance {{\n    use {plugin}{arg_text}\n}}\n")
-    return Executable(compile_profile(check(load_program(source))), executor)
+    return Executable(compile_profile(check(load_program(source)), target=target), executor)
 
 
 def _object(kind: str, raw: dict, i: int):
@@ -57,7 +62,9 @@ def _object(kind: str, raw: dict, i: int):
 @pytest.mark.parametrize("doc, case", list(_cases()))
 def test_case(doc, case, executor, tmp_path):
     args = {**doc.get("args", {}), **case.get("args", {})}
-    exe = _executable(doc["plugin"], args, tmp_path, executor)
+    target = make_target(case.get("kubernetes", doc.get("kubernetes")),
+                         case.get("feature_gates", doc.get("feature_gates")))
+    exe = _executable(doc["plugin"], args, tmp_path, executor, target)
     objects = [_object("Node", n, i) for i, n in enumerate(case.get("nodes", []))]
     objects += [_object("Pod", p, i) for i, p in enumerate(case.get("pods", []))]
     objects += [structure_object(o, "<case>", i, validate=False) for i, o in enumerate(_flat(case.get("objects", [])))]

@@ -1,4 +1,4 @@
-"""Node: its spec (taints), its status (capacity, allocatable, images, conditions)."""
+"""Node: its spec (taints), its status (capacity, allocatable, images, conditions, declared features)."""
 
 from __future__ import annotations
 
@@ -42,6 +42,11 @@ class NodeStatus:
     allocatable: ResourceList = _map()
     images: tuple[ContainerImage, ...] = _list()
     conditions: tuple[NodeCondition, ...] = _list()
+    # The features the kubelet says the node has (KEP-5328; k8s.io/api core/v1 NodeStatus
+    # DeclaredFeatures, v1.35+ behind the NodeDeclaredFeatures gate): sorted, no repeats. The
+    # NodeDeclaredFeatures plugin reads it; the loader drops it where the API server does
+    # (cluster/validation/core.py: admit_node).
+    declared_features: tuple[str, ...] = _list()
 
 
 @frozen

@@ -89,12 +89,38 @@ class ContainerPort:
 
 
 @frozen
+class ContainerRestartRuleOnExitCodes:
+    operator: str = ""
+    values: tuple[int, ...] = _list()
+
+
+@frozen
+class ContainerRestartRule:
+    """A container's restart rule (k8s.io/api core/v1 ContainerRestartRule; gate ContainerRestartRules,
+    beta on since v1.35). The action RestartAllContainers (gate RestartAllContainersOnContainerExits,
+    alpha off in v1.35, beta on in v1.36) needs a node that declares that feature."""
+    action: str = ""
+    exit_codes: Optional[ContainerRestartRuleOnExitCodes] = None
+
+
+@frozen
+class VolumeMount:
+    name: str = ""
+    mount_path: str = ""
+    read_only: bool = False
+    # v1.37, gate VolumeBindMountOptions (alpha, off): needs a node that declares that feature.
+    bind_mount_options: tuple[str, ...] = _list()
+
+
+@frozen
 class Container:
     name: str = ""
     image: str = ""
     resources: ResourceRequirements = attrs.field(factory=ResourceRequirements)
     ports: tuple[ContainerPort, ...] = _list()
     restart_policy: Optional[str] = None
+    restart_policy_rules: tuple[ContainerRestartRule, ...] = _list()
+    volume_mounts: tuple[VolumeMount, ...] = _list()
 
 
 # ---- volumes: the sources the volume plugins read ------------------------------------
@@ -239,11 +265,16 @@ class PodSpec:
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = _list()
     containers: tuple[Container, ...] = _list()
     init_containers: tuple[Container, ...] = _list()
+    # Ephemeral containers request nothing; NodeDeclaredFeatures reads their volume mounts.
+    ephemeral_containers: tuple[Container, ...] = _list()
     overhead: ResourceList = _map()
     resources: Optional[ResourceRequirements] = None
     volumes: tuple[Volume, ...] = _list()
     resource_claims: tuple[PodResourceClaim, ...] = _list()
     host_network: bool = False
+    # None: true (the API's default). false with hostNetwork needs a node that declares
+    # UserNamespacesHostNetworkSupport (the API server refuses it unless that gate is on).
+    host_users: Optional[bool] = None
     # Non-empty: kube-scheduler's PreEnqueue (plugin SchedulingGates) keeps the pod out of the
     # scheduling queue until a controller removes every gate.
     scheduling_gates: tuple[PodSchedulingGate, ...] = _list()

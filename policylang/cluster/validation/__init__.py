@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterator
 
-from .core import (Problem, claim_spec, container_port, label_selector, label_selector_requirement,
-                   node_selector_requirement, object_meta, pod_affinity_term, pod_spec,
+from .core import (Problem, claim_spec, container_port, drop_disabled, label_selector, label_selector_requirement,
+                   node_selector_requirement, node_status, object_meta, pod_affinity_term, pod_spec,
                    preferred_term, priority_class, resource_requirements, service_spec, storage_class, taint,
                    toleration, topology_spread_constraint, volume_spec)
 from .resource import (consumer_reference, device, device_attribute, device_claim, device_class_spec,
@@ -33,6 +33,7 @@ CHECKS: dict[str, Callable[[object], Iterator[Problem]]] = {
     "ObjectMeta": object_meta,
     "Toleration": toleration,
     "Taint": taint,
+    "NodeStatus": node_status,
     "NodeSelectorRequirement": node_selector_requirement,
     "LabelSelectorRequirement": label_selector_requirement,
     "LabelSelector": label_selector,

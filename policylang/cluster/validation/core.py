@@ -43,6 +43,89 @@ def admitted_as(target):
         _ADMITTED_AS.reset(token)
 
 
+def _admitting():
+    """The target whose API server admitted what is being read (the default target when unset)."""
+    target = _ADMITTED_AS.get()
+    if target is None:
+        from ...target import DEFAULT
+        return DEFAULT
+    return target
+
+
+def api_gate(name: str) -> bool:
+    """A feature gate of the admitting API server: as --feature-gates set it, else its version's
+    default; a gate the version does not have yet is off, one it removed after graduation on."""
+    target = _admitting()
+    return _api_gate(target.version, target.explicit, name)
+
+
+@functools.lru_cache(maxsize=256)
+def _api_gate(version: str, explicit: tuple, name: str) -> bool:
+    from ...target import VERSIONS, gate_specs
+    given = dict(explicit)
+    if name in given:
+        return given[name]
+    spec = gate_specs(version).get(name)
+    if spec is not None:
+        return spec.default
+    return any(name in gate_specs(v) for v in VERSIONS[:VERSIONS.index(version)])
+
+
+# ---- fields the API server drops (dropDisabledFields) ------------------------------------------
+# pkg/registry/core/node/strategy.go (dropDisabledFields) and pkg/api/pod/util.go
+# (dropDisabledFields: dropContainerRestartRules, bindMountOptions, hostUsers), for an object
+# created; a field the version's API does not have at all is dropped by its decoding.
+
+def _without(obj: dict, key: str) -> dict:
+    return {k: v for k, v in obj.items() if k != key}
+
+
+_CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+
+
+def _containers(spec: dict) -> Iterator[dict]:
+    for field in _CONTAINER_LISTS:
+        if isinstance(spec.get(field), list):
+            yield from (c for c in spec[field] if isinstance(c, dict))
+
+
+def _has_bind_mount_options(c: dict) -> bool:
+    mounts = c.get("volumeMounts")
+    return isinstance(mounts, list) and any(isinstance(m, dict) and "bindMountOptions" in m for m in mounts)
+
+
+def _each_container(spec: dict, change) -> dict:
+    out = dict(spec)
+    for field in _CONTAINER_LISTS:
+        if isinstance(spec.get(field), list):
+            out[field] = [change(c) if isinstance(c, dict) else c for c in spec[field]]
+    return out
+
+
+def drop_disabled(kind: str, raw: dict) -> dict:
+    """``raw`` without the fields the admitting API server would not store."""
+    if kind == "Node":
+        status = raw.get("status")
+        if isinstance(status, dict) and "declaredFeatures" in status and not api_gate("NodeDeclaredFeatures"):
+            return {**raw, "status": _without(status, "declaredFeatures")}
+        return raw
+    if kind != "Pod" or not isinstance(raw.get("spec"), dict):
+        return raw
+    # Most pods have none of these fields: nothing is copied for them.
+    spec = raw["spec"]
+    if any("restartPolicyRules" in c for c in _containers(spec)) and not api_gate("ContainerRestartRules"):
+        spec = _each_container(spec, lambda c: _without(c, "restartPolicyRules"))
+    if any(_has_bind_mount_options(c) for c in _containers(spec)) and not api_gate("VolumeBindMountOptions"):
+        # v1.37 alpha: the field is new there
+        spec = _each_container(spec, lambda c: {**c, "volumeMounts": [_without(m, "bindMountOptions")
+                                                                      if isinstance(m, dict) else m
+                                                                      for m in c["volumeMounts"]]}
+                               if _has_bind_mount_options(c) else c)
+    if "hostUsers" in spec and not api_gate("UserNamespacesSupport"):
+        spec = _without(spec, "hostUsers")
+    return raw if spec is raw["spec"] else {**raw, "spec": spec}
+
+
 def _comparison_operators() -> "tuple[bool, bool]":
     """(whether the version knows Lt and Gt, whether its gate accepts them)."""
     target = _ADMITTED_AS.get()
@@ -231,6 +314,12 @@ def resource_requirements(r) -> Iterator[Problem]:
 
 def pod_spec(s: model.PodSpec) -> Iterator[Problem]:
     yield from _labels(s.node_selector, "nodeSelector")
+    yield from _restart_rules(s)
+    yield from _bind_mount_options(s)
+    # validateHostUsers: hostNetwork with a user namespace only with UserNamespacesHostNetworkSupport
+    # (v1.35+, alpha off; pkg/api/pod/util.go useAllowUserNamespacesHostNetworkSupport).
+    if s.host_users is False and s.host_network and not api_gate("UserNamespacesHostNetworkSupport"):
+        yield "hostNetwork", E.forbidden("when `hostUsers` is false")
     seen = set()
     for i, c in enumerate(s.topology_spread_constraints):
         pair = (c.topology_key, c.when_unsatisfiable)
@@ -279,3 +368,93 @@ def service_spec(s: model.ServiceSpec) -> Iterator[Problem]:
 def priority_class(c: model.PriorityClass) -> Iterator[Problem]:
     if c.preemption_policy not in PREEMPTION_POLICIES:
         yield "preemptionPolicy", E.not_supported(c.preemption_policy, PREEMPTION_POLICIES)
+
+
+# ---- NodeDeclaredFeatures: what the API server checks of the fields the plugin reads ------------
+
+# validateNodeDeclaredFeatureName (validation.go, v1.35+): an UpperCamelCase segment, then
+# '/'-separated alphanumeric ones; at most a DNS-1123 subdomain's 253 characters.
+_DECLARED_FEATURE = re.compile(r"[A-Z][a-zA-Z0-9]*(/[a-zA-Z][a-zA-Z0-9]*)*")
+_DECLARED_FEATURE_MAX = 253
+
+
+def node_status(s: model.NodeStatus) -> Iterator[Problem]:
+    """validateNodeDeclaredFeatures: valid names, sorted, no repeats."""
+    features = s.declared_features
+    for i, name in enumerate(features):
+        if len(name) > _DECLARED_FEATURE_MAX:
+            yield f"declaredFeatures[{i}]", E.invalid(name, f"invalid feature name {E.go_quote(name)}: must be no more "
+                                                            f"than {_DECLARED_FEATURE_MAX} characters")
+        elif not _DECLARED_FEATURE.fullmatch(name):
+            yield f"declaredFeatures[{i}]", E.invalid(name, f"invalid feature name {E.go_quote(name)}: must start with "
+                                                            "an UpperCamelCase segment, with subsequent segments separated "
+                                                            "by '/' (e.g., MyFeature or MyFeature/mySubFeature), and "
+                                                            "contain only alphanumeric characters and slashes")
+        if i + 1 < len(features):
+            following = features[i + 1]
+            if name == following:
+                yield f"declaredFeatures[{i + 1}]", E.duplicate(following)
+            elif name > following:
+                yield f"declaredFeatures[{i + 1}]", E.invalid(following, "list must be sorted alphabetically")
+
+
+CONTAINER_RESTART_POLICIES = ("Always", "Never", "OnFailure")     # sets.List: sorted
+RESTART_RULE_OPERATORS = ("In", "NotIn")
+BIND_MOUNT_OPTIONS = ("nodev", "noexec", "nosuid")
+
+
+def _restart_rules(s: model.PodSpec) -> Iterator[Problem]:
+    """validateContainers / validateInitContainerRestartPolicy / validateContainerRestartPolicy, for
+    containers that have restartPolicyRules (the loader dropped them where ContainerRestartRules is
+    off): the action RestartAllContainers only with RestartAllContainersOnContainerExits (v1.35+),
+    which also lets a sidecar (an init container with restartPolicy Always) have rules."""
+    if not any(c.restart_policy_rules for c in (*s.containers, *s.init_containers)):
+        return
+    all_containers = api_gate("RestartAllContainersOnContainerExits")
+    for field, containers in (("containers", s.containers), ("initContainers", s.init_containers)):
+        for i, c in enumerate(containers):
+            if not c.restart_policy_rules:
+                continue
+            path = f"{field}[{i}]"
+            if c.restart_policy is None:
+                yield f"{path}.restartPolicy", E.required("must specify restartPolicy when restart rules are used")
+            elif field == "initContainers" and c.restart_policy == "Always" and not all_containers:
+                yield f"{path}.restartPolicyRules", E.forbidden("restartPolicyRules are not allowed for init "
+                                                                "containers with restart policy Always")
+            else:
+                yield from _restart_policy(c, path, all_containers)
+
+
+def _restart_policy(c: model.Container, path: str, all_containers: bool) -> Iterator[Problem]:
+    if c.restart_policy not in CONTAINER_RESTART_POLICIES:
+        yield f"{path}.restartPolicy", E.not_supported(c.restart_policy, CONTAINER_RESTART_POLICIES)
+    if len(c.restart_policy_rules) > 20:
+        yield f"{path}.restartPolicyRules", E.too_many(len(c.restart_policy_rules), 20)
+    actions = ("Restart", "RestartAllContainers") if all_containers else ("Restart",)
+    for j, rule in enumerate(c.restart_policy_rules):
+        at = f"{path}.restartPolicyRules[{j}]"
+        if rule.action not in actions:
+            yield f"{at}.action", E.not_supported(rule.action, actions)
+        if rule.exit_codes is None:
+            yield f"{at}.exitCodes", E.required("must be specified")
+        else:
+            if rule.exit_codes.operator not in RESTART_RULE_OPERATORS:
+                yield f"{at}.exitCodes.operator", E.not_supported(rule.exit_codes.operator, RESTART_RULE_OPERATORS)
+            if len(rule.exit_codes.values) > 255:
+                yield f"{at}.exitCodes.values", E.too_many(len(rule.exit_codes.values), 255)
+
+
+def _bind_mount_options(s: model.PodSpec) -> Iterator[Problem]:
+    """validateBindMountOptions (v1.37): each option supported, none twice."""
+    for field, containers in (("containers", s.containers), ("initContainers", s.init_containers),
+                              ("ephemeralContainers", s.ephemeral_containers)):
+        for i, c in enumerate(containers):
+            for j, m in enumerate(c.volume_mounts):
+                seen = set()
+                for k, option in enumerate(m.bind_mount_options):
+                    at = f"{field}[{i}].volumeMounts[{j}].bindMountOptions[{k}]"
+                    if option not in BIND_MOUNT_OPTIONS:
+                        yield at, E.not_supported(option, BIND_MOUNT_OPTIONS)
+                    if option in seen:
+                        yield at, E.duplicate(option)
+                    seen.add(option)
