@@ -9,6 +9,7 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -44,3 +45,8 @@ func trackerOptions(f informers.SharedInformerFactory, client kubernetes.Interfa
 
 // versionOptions: none in v1.34 (NodeVolumeLimits reads CSINodes from the informer itself).
 func versionOptions(informers.SharedInformerFactory) []frameworkruntime.Option { return nil }
+
+// gateDependencies: none in v1.34 (featuregate has no dependencies between gates before v1.35).
+func gateDependencies(featuregate.MutableVersionedFeatureGate) map[featuregate.Feature][]featuregate.Feature {
+	return nil
+}

@@ -10,6 +10,7 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/features"
@@ -48,4 +49,9 @@ func trackerOptions(f informers.SharedInformerFactory, client kubernetes.Interfa
 func versionOptions(f informers.SharedInformerFactory) []frameworkruntime.Option {
 	return []frameworkruntime.Option{frameworkruntime.WithSharedCSIManager(
 		nodevolumelimits.NewCSIManager(f.Storage().V1().CSINodes().Lister()))}
+}
+
+// gateDependencies: the gates each gate needs enabled (featuregate's AddDependencies, from v1.35).
+func gateDependencies(g featuregate.MutableVersionedFeatureGate) map[featuregate.Feature][]featuregate.Feature {
+	return g.Dependencies()
 }

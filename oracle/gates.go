@@ -16,26 +16,37 @@ type gateSpec struct {
 	Default    bool   `json:"default"`
 	Locked     bool   `json:"locked"`
 	PreRelease string `json:"stage"`
+	// DependsOn: the gates this one needs enabled when it is (featuregate's AddDependencies).
+	DependsOn []string `json:"dependsOn,omitempty"`
 }
 
-// listGates prints every gate kube-scheduler's --feature-gates accepts, with its spec at this
-// version: the gates pkg/features registers (Kubernetes', client-go's, the zpages'), and those
-// cmd/kube-scheduler/app/server.go adds (logs, metrics). policylang's table of gates
-// (policylang/feature_gates.json) is checked against this list, version by version.
-func listGates() error {
+// registerServerGates adds the gates cmd/kube-scheduler/app/server.go adds to those pkg/features
+// registers (Kubernetes', client-go's, the zpages'): the logs' and the metrics'.
+func registerServerGates() error {
 	gate := utilfeature.DefaultMutableFeatureGate
 	if err := logsapi.AddFeatureGates(gate); err != nil {
 		return err
 	}
-	if err := metricsfeatures.AddFeatureGates(gate); err != nil {
-		return err
-	}
+	return metricsfeatures.AddFeatureGates(gate)
+}
+
+// listGates prints every gate kube-scheduler's --feature-gates accepts, with its spec at this
+// version. policylang's table of gates (policylang/feature_gates.json) is checked against this
+// list, version by version.
+func listGates() error {
+	gate := utilfeature.DefaultMutableFeatureGate
+	deps := gateDependencies(gate)
 	var out []gateSpec
 	for name, spec := range gate.GetAll() {
 		if name == "AllAlpha" || name == "AllBeta" {
 			continue // not gates: switches for every alpha or beta gate at once
 		}
-		out = append(out, gateSpec{string(name), spec.Default, spec.LockToDefault, string(spec.PreRelease)})
+		g := gateSpec{Name: string(name), Default: spec.Default, Locked: spec.LockToDefault, PreRelease: string(spec.PreRelease)}
+		for _, dep := range deps[name] {
+			g.DependsOn = append(g.DependsOn, string(dep))
+		}
+		sort.Strings(g.DependsOn)
+		out = append(out, g)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	doc, err := json.Marshal(out)

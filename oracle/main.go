@@ -98,12 +98,13 @@ func main() {
 	_ = flag.Set("stderrthreshold", "FATAL")
 	klog.SetOutput(nopWriter{})
 	metrics.Register() // the framework's instrumented plugins expect the scheduler's metrics
+	fatal(registerServerGates())
+	if *gates != "" {
+		fatal(utilfeature.DefaultMutableFeatureGate.Set(*gates))
+	}
 	if *listGatesMode {
 		fatal(listGates())
 		return
-	}
-	if *gates != "" {
-		fatal(utilfeature.DefaultMutableFeatureGate.Set(*gates))
 	}
 
 	if *serve {

@@ -12,7 +12,8 @@ written by tools/feature_gates.py from each version's own gate registry) and ref
 refuses, in its words (component-base featuregate/feature_gate.go: Set, SetFromMap): a gate the
 version does not know, or one it locks. A gate the scheduler's code never reads changes no
 decision, so any value is taken. A gate it reads that policylang does not model can only be left at
-its default: another value is refused as "not modelled", never silently ignored.
+its default: another value is refused as "not modelled", never silently ignored. A set of values
+that leaves an enabled gate without one it depends on is refused too, as kube-scheduler refuses it.
 docs/versions.md lists every difference between the versions and where the stdlib carries it.
 """
 
@@ -40,10 +41,12 @@ MODELLED = (
 
 @frozen
 class GateSpec:
-    """A gate's spec at one version: its default, whether it is locked to it, its stage."""
+    """A gate's spec at one version: its default, whether it is locked to it, its stage, and the
+    gates it needs enabled when it is (from v1.35: component-base featuregate AddDependencies)."""
     default: bool
     locked: bool
     stage: str
+    depends_on: tuple[str, ...] = ()
 
 
 @functools.cache
@@ -53,7 +56,8 @@ def _table() -> dict:
 
 def gate_specs(version: str) -> dict[str, GateSpec]:
     """Every gate kube-scheduler of ``version`` accepts, with its spec there."""
-    return {name: GateSpec(*spec) for name, spec in _table()[version]["gates"].items()}
+    return {name: GateSpec(default, locked, stage, tuple(deps))
+            for name, (default, locked, stage, deps) in _table()[version]["gates"].items()}
 
 
 def read_by_scheduler(version: str) -> frozenset[str]:
@@ -144,9 +148,21 @@ def parse_feature_gates(text: str, version: str) -> dict[str, bool]:
             errors.append(f"{key}={str(value).lower()} is not modelled: policylang decides as Kubernetes {version} "
                           f"with {key}={str(spec.default).lower()} (its default); the gates it models are "
                           f"{', '.join(g for g in MODELLED if g in specs)}")
+    if not errors:
+        errors = _unmet_dependencies(specs, values)
     if errors:
         raise InputError("--feature-gates: " + "; ".join(errors))
     return values
+
+
+def _unmet_dependencies(specs: dict[str, GateSpec], values: dict[str, bool]) -> list[str]:
+    """Each enabled gate (set, or on by default) whose dependencies are not all enabled, as
+    featuregate.SetFromMap reports it once the values are set."""
+    def enabled(name: str) -> bool:
+        return values.get(name, specs[name].default) if name in specs else False
+    return [f"{name} is enabled, but depends on features that are disabled: [{' '.join(off)}]"
+            for name, spec in sorted(specs.items())
+            if enabled(name) and (off := [dep for dep in spec.depends_on if not enabled(dep)])]
 
 
 # strconv.ParseBool's accepted spellings.

@@ -116,6 +116,30 @@ def test_claims_pass_with_dynamic_resource_allocation_off(oracles, scenario):
 def test_the_gate_table_is_kube_schedulers_own(oracles, version):
     listed = json.loads(subprocess.run([oracles(version).binary, "--list-gates"], check=True, capture_output=True,
                                        text=True).stdout)
-    upstream = {g["name"]: (g["default"], g["locked"], g["stage"] or "GA") for g in listed}
-    ours = {name: (spec.default, spec.locked, spec.stage) for name, spec in gate_specs(version).items()}
+    upstream = {g["name"]: (g["default"], g["locked"], g["stage"] or "GA", tuple(sorted(g.get("dependsOn", []))))
+                for g in listed}
+    ours = {name: (spec.default, spec.locked, spec.stage, spec.depends_on) for name, spec in gate_specs(version).items()}
     assert ours == upstream
+
+
+@pytest.mark.parametrize("version, gates", [
+    ("1.36", "NodeDeclaredFeatures=false"),                                   # RestartAllContainers… needs it
+    ("1.35", "RestartAllContainersOnContainerExits=true"),                    # needs NodeDeclaredFeatures
+    ("1.37", "ClusterTrustBundle=false"),                                     # ClusterTrustBundleProjection needs it
+    ("1.35", "ClusterTrustBundle=true"),                                      # fine: nothing left without one
+    ("1.35", "NodeDeclaredFeatures=true,RestartAllContainersOnContainerExits=true"),
+])
+def test_a_gate_left_without_its_dependency_is_refused_as_kube_scheduler_refuses_it(oracles, version, gates):
+    """The oracle sets the gates as kube-scheduler's --feature-gates does; policylang refuses
+    exactly the sets it refuses, in its words."""
+    from policylang.diagnostics import InputError
+    done = subprocess.run([oracles(version).binary, "--feature-gates", gates, "--list-gates"], capture_output=True,
+                          text=True)
+    try:
+        make_target(version, gates)
+    except InputError as err:
+        assert done.returncode != 0
+        for line in str(err).removeprefix("--feature-gates: ").split("; "):
+            assert line in done.stderr
+    else:
+        assert done.returncode == 0, done.stderr

@@ -70,8 +70,8 @@ def test_a_gate_that_changes_no_decision_is_taken(version, gates):
      {"DynamicResourceAllocation": True, "NodeDeclaredFeatures": False, "TaintTolerationComparisonOperators": True}),
     ("1.36", None, {"DynamicResourceAllocation": True, "NodeDeclaredFeatures": True,
                     "TaintTolerationComparisonOperators": False}),
-    ("1.36", "NodeDeclaredFeatures=false", {"DynamicResourceAllocation": True, "NodeDeclaredFeatures": False,
-                                            "TaintTolerationComparisonOperators": False}),
+    ("1.35", "NodeDeclaredFeatures=true", {"DynamicResourceAllocation": True, "NodeDeclaredFeatures": True,
+                                           "TaintTolerationComparisonOperators": False}),
 ])
 def test_a_target_holds_every_modelled_gate_set_or_defaulted(version, gates, expect):
     target = make_target(version, gates)

@@ -30,7 +30,7 @@ def oracle_gates(version: str) -> dict[str, list]:
                             text=True).stdout.strip()
     listed = json.loads(subprocess.run([binary, "--list-gates"], check=True, capture_output=True, text=True).stdout)
     # featuregate.PreRelease spells GA as the empty string.
-    return {g["name"]: [g["default"], g["locked"], g["stage"] or "GA"] for g in listed}
+    return {g["name"]: [g["default"], g["locked"], g["stage"] or "GA", g.get("dependsOn", [])] for g in listed}
 
 
 def read_by_scheduler(version: str, known: set[str]) -> list[str]:
