@@ -2,8 +2,10 @@
 # Build etcd, kube-apiserver and kube-scheduler once into a cache outside the source tree and
 # print the cache directory (it holds the three binaries). They are this module's tools (go.mod's
 # `tool` block), so the versions are pinned by go.mod/go.sum exactly as the oracle's: k8s.io/kubernetes
-# v1.35.4 with every staging module replaced by v0.35.4, and the etcd server that v1.35.4 itself
-# requires. The cache key is go.mod, go.sum, this script and the Go version: any change builds afresh.
+# v1.37.2 (the default Kubernetes) with every staging module replaced by v0.37.2, and the etcd server
+# that v1.37.2 itself requires (v3.7.0). They need Go 1.26 (go.mod's `go` line): an older go fetches
+# it through the module proxy (GOTOOLCHAIN=auto, Go's default). The first build takes about 25
+# minutes on 2 cores (kube-apiserver is most of it). The cache key is go.mod, go.sum, this script and the Go version: any change builds afresh.
 #
 # Builds into one cache entry take turns (flock(1), util-linux, on the entry's .lock): a second build
 # started meanwhile (another checkout, CI beside a developer) waits, then finds the binaries the

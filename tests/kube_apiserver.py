@@ -1,4 +1,4 @@
-"""A real API server for the live-cluster tests: etcd and kube-apiserver (v1.35.4, built by
+"""A real API server for the live-cluster tests: etcd and kube-apiserver (v1.37.2, built by
 ``kube/build.sh`` into ``${XDG_CACHE_HOME:-~/.cache}/policylang/kube/<key>``) started on loopback
 with free ports in a temporary directory, token authentication, RBAC, and an audit log of
 every request (which the tests read to check that policylang sends nothing but GETs).
@@ -93,9 +93,13 @@ class ApiServer:
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             f"--service-account-key-file={workdir / 'sa.key'}",
             f"--service-account-signing-key-file={workdir / 'sa.key'}",
+            # v1.37 refuses to start on a loopback advertise address unless no endpoint reconciler
+            # runs (there is no kubernetes Service to keep here anyway).
+            "--endpoint-reconciler-type=none",
             # No controller manager makes namespaces' default service accounts, which this
-            # admission plugin would insist on for every pod.
-            "--disable-admission-plugins=ServiceAccount",
+            # admission plugin would insist on for every pod; and no kubelet ever reports a node
+            # ready, so TaintNodesByCondition would taint every node created not-ready.
+            "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
             f"--audit-policy-file={workdir / 'audit.yaml'}", f"--audit-log-path={self.audit_log}",
             # Pods are watched from etcd itself, not the watch cache, so that compacting etcd
             # (compact_etcd) makes an old resourceVersion 410 Gone, as it does for any client

@@ -1,4 +1,4 @@
-"""End to end: the real kube-scheduler (v1.35.4, kube/build.sh) and the real API server
+"""End to end: the real kube-scheduler (v1.37.2, kube/build.sh) and the real API server
 (tests/kube_apiserver.py) running the configuration `policylang export` wrote, with
 `policylang serve --kubeconfig` as its extender. Pods created through the API are bound where
 `policylang eval` predicted, and where the team policy (GPU isolation) wants them: a pod without
