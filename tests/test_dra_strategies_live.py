@@ -1,4 +1,4 @@
-"""The DRA objects tests/strategies.py draws (``dra_scenarios``) are ones kube-apiserver v1.35.4
+"""The DRA objects tests/strategies.py draws (``dra_scenarios``) are ones kube-apiserver v1.37.2
 accepts: DeviceClasses, ResourceSlices, ResourceClaims with their status (allocation and
 reservedFor, written through the status subresource, as the scheduler writes it),
 ResourceClaimTemplates, and pods' resourceClaims and status.resourceClaimStatuses. So the

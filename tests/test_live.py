@@ -1,4 +1,4 @@
-"""Reading a real API server (etcd and kube-apiserver v1.35.4 on loopback, tests/kube_apiserver.py):
+"""Reading a real API server (etcd and kube-apiserver v1.37.2 on loopback, tests/kube_apiserver.py):
 explain and eval from a kubeconfig answer as on the equivalent dump, a snapshot reproduces the
 live answer, kubectl policylang follows kubectl's conventions, a service account that may list
 only nodes and pods gets the documented warnings, the watch-backed state follows adds, updates
