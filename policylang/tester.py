@@ -248,8 +248,10 @@ def _check_cluster(p: _Problems, cluster: YamlNode) -> None:
 
 
 def _check_kubernetes(p: _Problems, spec: YamlNode) -> None:
-    if not p.expect(spec.is_map, spec, "kubernetes", 'a mapping {version: "1.34"|"1.35", featureGates: {NAME: '
-                                                      'true|false}}'):
+    from .target import VERSIONS
+    versions = "|".join(f'"{v}"' for v in VERSIONS)
+    if not p.expect(spec.is_map, spec, "kubernetes", f"a mapping {{version: {versions}, featureGates: {{NAME: "
+                                                      "true|false}}"):
         return
     p.keys(spec, "kubernetes", ("version", "featureGates"), "kubernetes")
     version = spec.get("version")
