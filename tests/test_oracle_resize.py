@@ -1,5 +1,5 @@
 """Differential tests of pods being resized in place (api/requests.py Counting) against
-kube-scheduler's framework of v1.35 and v1.37 (the oracle, which loads pods as given, status
+kube-scheduler's framework of v1.35, v1.36 and v1.37 (the oracle, which loads pods as given, status
 included, so its NodeInfo counts them as the real scheduler does).
 
 For each pod of tests/fixtures/requests/resize.yaml and each target: a node with that pod bound
@@ -29,13 +29,26 @@ from test_requests import CASES
 # (oracle version, gates set for both): the defaults, and the pod-level gate the other way (in
 # 1.35 with NodeDeclaredFeatures, which kube_features.go makes it depend on).
 TARGETS = [("1.35", {}), ("1.35", {"NodeDeclaredFeatures": True, "InPlacePodLevelResourcesVerticalScaling": True}),
+           ("1.36", {}), ("1.36", {"InPlacePodLevelResourcesVerticalScaling": False}),
            ("1.37", {}), ("1.37", {"InPlacePodLevelResourcesVerticalScaling": False})]
 
 
 @pytest.fixture(scope="module")
-def oracle_137():
+def oracles(oracle):
+    """The oracle of each version: 1.35's is the suite's own; 1.36's and 1.37's are started here."""
     from conftest import _oracle
-    yield from _oracle("1.37")
+    started = {"1.35": iter([oracle])}
+    running = {}
+
+    def get(version: str):
+        if version not in running:
+            started.setdefault(version, _oracle(version))
+            running[version] = next(started[version])
+        return running[version]
+    yield get
+    for version, gen in started.items():
+        if version != "1.35":
+            next(gen, None)     # close it
 
 
 @lru_cache(maxsize=None)
@@ -69,7 +82,7 @@ PENDING = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pending", "n
 
 
 # What counting a resized pod decides: each node's feasibility and failure, and the scores of the
-# plugins that count requests. The 1.37 stdlib's BalancedAllocation is not yet 1.37's (it scores
+# plugins that count requests. The stdlib's BalancedAllocation is not yet 1.36's and 1.37's (it scores
 # plain pods otherwise too): there its counting is checked against the oracle alone (below).
 def _plugins(version: str) -> tuple:
     return ("NodeResourcesFit",) + (("NodeResourcesBalancedAllocation",) if version == "1.35" else ())
@@ -112,8 +125,8 @@ def _rows():
 
 
 @pytest.mark.parametrize("case,version,gates", list(_rows()))
-def test_a_node_counts_a_pod_being_resized_as_kube_scheduler_does(oracle, oracle_137, case, version, gates):
-    ours, theirs = _decide(oracle if version == "1.35" else oracle_137, _bound_cluster(case, version, gates),
+def test_a_node_counts_a_pod_being_resized_as_kube_scheduler_does(oracles, case, version, gates):
+    ours, theirs = _decide(oracles(version), _bound_cluster(case, version, gates),
                            PENDING, version, gates)
     assert theirs["feasible"] == ["fits", "roomy"], "the oracle counts the resized pod otherwise"
     assert ours == theirs
@@ -124,8 +137,8 @@ NODES = (_node("small", 900, 2 * 1024 ** 3), _node("medium", 4000, 8 * 1024 ** 3
 
 
 @pytest.mark.parametrize("case,version,gates", list(_rows()))
-def test_a_pod_being_resized_is_scheduled_by_its_spec_and_scored_with_its_status(oracle, oracle_137, case, version, gates):
-    o = oracle if version == "1.35" else oracle_137
+def test_a_pod_being_resized_is_scheduled_by_its_spec_and_scored_with_its_status(oracles, case, version, gates):
+    o = oracles(version)
     ours, theirs = _decide(o, S.Cluster(NODES, ()), _pod(case, "resized"), version, gates)
     assert ours == theirs
     # BalancedAllocation scores the resized pod as it scores a plain pod asking for what

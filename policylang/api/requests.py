@@ -40,7 +40,7 @@ class Counting:
     the pod's status (framework/types.go CalculateResource; noderesources/resource_allocation.go
     for BalancedAllocation): the PodResourcesOptions it passes."""
     status: bool = False            # UseStatusResources: gate InPlacePodVerticalScaling
-    pod_level_status: bool = False  # gate InPlacePodLevelResourcesVerticalScaling (1.35 on)
+    pod_level_status: bool = False  # gate InPlacePodLevelResourcesVerticalScaling (alpha 1.35, beta 1.36)
     summed: bool = False            # v0.37's helpers: spec, applied, allocated each summed, then the max
 
     @property
