@@ -1,5 +1,5 @@
 """Differential tests of pods being resized in place (api/requests.py Counting) against
-kube-scheduler's framework of v1.35, v1.36 and v1.37 (the oracle, which loads pods as given, status
+kube-scheduler's framework of v1.34 to v1.37 (the oracle, which loads pods as given, status
 included, so its NodeInfo counts them as the real scheduler does).
 
 For each pod of tests/fixtures/requests/resize.yaml and each target: a node with that pod bound
@@ -26,16 +26,18 @@ from policylang.target import make_target
 from test_oracle import policylang_result
 from test_requests import CASES
 
-# (oracle version, gates set for both): the defaults, and the pod-level gate the other way (in
-# 1.35 with NodeDeclaredFeatures, which kube_features.go makes it depend on).
-TARGETS = [("1.35", {}), ("1.35", {"NodeDeclaredFeatures": True, "InPlacePodLevelResourcesVerticalScaling": True}),
+# (oracle version, gates set for both): the defaults, InPlacePodVerticalScaling off where it may
+# be (1.34), and the pod-level gate the other way (in 1.35 with NodeDeclaredFeatures, which
+# kube_features.go makes it depend on).
+TARGETS = [("1.34", {}), ("1.34", {"InPlacePodVerticalScaling": False}),
+           ("1.35", {}), ("1.35", {"NodeDeclaredFeatures": True, "InPlacePodLevelResourcesVerticalScaling": True}),
            ("1.36", {}), ("1.36", {"InPlacePodLevelResourcesVerticalScaling": False}),
            ("1.37", {}), ("1.37", {"InPlacePodLevelResourcesVerticalScaling": False})]
 
 
 @pytest.fixture(scope="module")
 def oracles(oracle):
-    """The oracle of each version: 1.35's is the suite's own; 1.36's and 1.37's are started here."""
+    """The oracle of each version: 1.35's is the suite's own; the others are started here."""
     from conftest import _oracle
     started = {"1.35": iter([oracle])}
     running = {}
@@ -85,7 +87,7 @@ PENDING = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pending", "n
 # plugins that count requests. The stdlib's BalancedAllocation is not yet 1.36's and 1.37's (it scores
 # plain pods otherwise too): there its counting is checked against the oracle alone (below).
 def _plugins(version: str) -> tuple:
-    return ("NodeResourcesFit",) + (("NodeResourcesBalancedAllocation",) if version == "1.35" else ())
+    return ("NodeResourcesFit",) + (("NodeResourcesBalancedAllocation",) if version in ("1.34", "1.35") else ())
 
 
 def _counted(result: dict, plugins: tuple) -> dict:
