@@ -93,3 +93,22 @@ def test_a_node_counts_its_pods_as_the_target_counts_them():
     assert state.requested_as(as_136)["n"]["cpu"] == parse_quantity("4500m")
     state.drop_pod(pod.key)
     assert state.requested_as(as_137)["n"]["cpu"] == state.requested_as(as_136)["n"]["cpu"] == parse_quantity("500m")
+
+
+def test_a_dump_keeps_what_the_count_reads(tmp_path):
+    """A state written out (cluster/dump.py) and read back counts its resized pods the same: an
+    empty applied list is written, since it differs from none (up to 1.36 a container whose
+    status reports `resources` counts them, here nothing, when the resize is infeasible)."""
+    from policylang.cluster.dump import write_state
+    from policylang.cluster.load import load_cluster
+    node = structure_object({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"},
+                             "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}}}, "node")
+    pod = _pod({"pod": {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
+                        "status": {"conditions": [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}],
+                                   "containerStatuses": [{"name": "c", "allocatedResources": {}, "resources": {"requests": {}}}]}}},
+               node="n")
+    path = tmp_path / "dump.yaml"
+    write_state(ClusterState.build([node, pod]), path)
+    again = load_cluster([path])
+    assert again.pods_by_node["n"][0].status.container_statuses == pod.status.container_statuses
+    assert again.requested_as(counting_of(make_target("1.36")))["n"].get("cpu", ZERO) == ZERO
