@@ -156,3 +156,75 @@ def test_a_pod_being_resized_is_scheduled_by_its_spec_and_scored_with_its_status
     scored = balanced(_pod(case, "resized"))
     assert scored == balanced(plain)
     assert all(scored.values()) or not any(q.amount for q in counted.values())    # skipped only when best-effort
+
+
+# ---- drawn pods: any mix of spec, applied, allocated and pod-level, against the oracle ----------
+
+from hypothesis import given, note  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from test_oracle import examples  # noqa: E402
+
+CPU = st.sampled_from(["100m", "250m", "500m", "1", "1500m", "2"])
+MEMORY = st.sampled_from(["64Mi", "128Mi", "256Mi", "1Gi"])
+
+
+@st.composite
+def resource_lists(draw, absent: bool = True):
+    """A resource list, or None (absent) where ``absent``; sometimes empty."""
+    if absent and draw(st.integers(0, 3)) == 0:
+        return None
+    out = {}
+    if draw(st.booleans()):
+        out["cpu"] = draw(CPU)
+    if draw(st.booleans()):
+        out["memory"] = draw(MEMORY)
+    return out
+
+
+@st.composite
+def resized_pods(draw):
+    """The spec and status of a pod being resized: containers, init containers and sidecars whose
+    statuses report applied and allocated requests or not, pod-level resources, a condition."""
+    containers, inits, statuses, init_statuses = [], [], [], []
+    for i in range(draw(st.integers(1, 3))):
+        containers.append({"name": f"c{i}", "resources": {"requests": draw(resource_lists(absent=False))}})
+    for i in range(draw(st.integers(0, 2))):
+        init = {"name": f"i{i}", "resources": {"requests": draw(resource_lists(absent=False))}}
+        if draw(st.booleans()):
+            init["restartPolicy"] = "Always"
+        inits.append(init)
+    for c, into in [*((c, statuses) for c in containers), *((c, init_statuses) for c in inits)]:
+        if draw(st.integers(0, 4)) == 0:
+            continue      # no status for this container
+        cs = {"name": c["name"]}
+        allocated, applied = draw(resource_lists()), draw(resource_lists())
+        if allocated is not None:
+            cs["allocatedResources"] = allocated
+        if applied is not None:
+            cs["resources"] = {"requests": applied}
+        into.append(cs)
+    spec = {"containers": containers, **({"initContainers": inits} if inits else {})}
+    status = {"containerStatuses": statuses, "initContainerStatuses": init_statuses}
+    if draw(st.integers(0, 2)) == 0:
+        spec["resources"] = {"requests": draw(resource_lists(absent=False)) or {"cpu": draw(CPU)}}
+        allocated, applied = draw(resource_lists()), draw(resource_lists())
+        if allocated is not None:
+            status["allocatedResources"] = allocated
+        if applied is not None:
+            status["resources"] = {"requests": applied}
+    condition = draw(st.sampled_from([None, ("PodResizePending", "Infeasible"), ("PodResizePending", "Deferred"),
+                                      ("PodResizeInProgress", "")]))
+    if condition is not None:
+        status["conditions"] = [{"type": condition[0], "status": "True", **({"reason": condition[1]} if condition[1] else {})}]
+    return {"name": "drawn", "pod": {"spec": spec, "status": status}}
+
+
+@given(case=resized_pods(), target=st.sampled_from(TARGETS))
+@examples(2)
+def test_any_pod_being_resized_is_counted_as_kube_scheduler_counts_it(oracles, case, target):
+    version, gates = target
+    note(str(case))
+    ours, theirs = _decide(oracles(version), _bound_cluster(case, version, gates), PENDING, version, gates)
+    assert theirs["feasible"] == ["fits", "roomy"], "the oracle counts the resized pod otherwise"
+    assert ours == theirs
