@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import copy
 from functools import lru_cache
+from pathlib import Path
 
 import pytest
+import yaml
 
 import strategies as S
 from kube_oracle import comparable
@@ -228,3 +230,17 @@ def test_any_pod_being_resized_is_counted_as_kube_scheduler_counts_it(oracles, c
     ours, theirs = _decide(oracles(version), _bound_cluster(case, version, gates), PENDING, version, gates)
     assert theirs["feasible"] == ["fits", "roomy"], "the oracle counts the resized pod otherwise"
     assert ours == theirs
+
+
+EXAMPLES = Path(__file__).parent.parent / "examples" / "resize"
+
+
+@pytest.mark.parametrize("version,gates,feasible", [("1.37", {}, []), ("1.36", {}, []), ("1.35", {}, []), ("1.34", {}, []),
+                                                    ("1.34", {"InPlacePodVerticalScaling": False}, ["node-a"])])
+def test_the_resize_example_decides_as_kube_scheduler(oracles, version, gates, feasible):
+    """examples/resize/ (docs/concepts.md): the 2-cpu pod does not fit beside a pod still running with
+    the 3 cpu it was resized down from, unless the gate is off."""
+    cluster = S.Cluster(tuple(yaml.safe_load((EXAMPLES / "cluster.yaml").read_text())["items"]), ())
+    pod = yaml.safe_load((EXAMPLES / "pod.yaml").read_text())
+    ours, theirs = _decide(oracles(version), cluster, pod, version, gates)
+    assert ours == theirs and theirs["feasible"] == feasible
