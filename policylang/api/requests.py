@@ -217,6 +217,7 @@ def _container_level(pod: Pod, non_missing: Optional[Resources], counting: Count
 def _apply_pod_level(reqs: dict, pod: Pod, counting: Counting) -> None:
     """Pod-level requests replace the containers' sum for cpu, memory and hugepages-*; read with
     the pod's status under InPlacePodLevelResourcesVerticalScaling (helpers.go PodRequests)."""
+    assert pod.spec.resources is not None     # pod_level_requests_set
     spec = pod.spec.resources.requests
     status = pod.status.resources
     if not (counting.status and counting.pod_level_status and status is not None):

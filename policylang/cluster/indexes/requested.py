@@ -33,8 +33,8 @@ class Requested:
         if counting not in self._tables:
             if not self._resizing:
                 return self._tables[SPEC]
-            requested = {name: {} for name in self._state.nodes}
-            nonzero = {name: {} for name in self._state.nodes}
+            requested: dict[str, dict[str, Quantity]] = {name: {} for name in self._state.nodes}
+            nonzero: dict[str, dict[str, Quantity]] = {name: {} for name in self._state.nodes}
             for node, pods in self._state.pods_by_node.items():
                 if node in requested:
                     for pod in pods:
@@ -50,14 +50,14 @@ class Requested:
         self._count(pod, node, -1)
 
     def _count(self, pod, node: str, sign: int) -> None:
-        spec_requested = spec_nonzero = None
+        spec: "tuple[dict, dict] | None" = None
         status_counts = resizing(pod)
         self._resizing += sign if status_counts else 0
         for counting, (requested, nonzero) in self._tables.items():
             if counting == SPEC or not status_counts:
-                if spec_requested is None:
-                    spec_requested, spec_nonzero = pod_requests(pod), nonzero_pod_requests(pod)
-                req, non0 = spec_requested, spec_nonzero
+                if spec is None:
+                    spec = pod_requests(pod), nonzero_pod_requests(pod)
+                req, non0 = spec
             else:
                 req, non0 = pod_requests(pod, counting=counting), nonzero_pod_requests(pod, counting)
             _add_into(requested[node], req, sign)
