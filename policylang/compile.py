@@ -10,7 +10,9 @@ from __future__ import annotations
 import itertools
 
 from .syntax import ast
+from . import builtins as bi
 from . import plan as P
+from .api.requests import counting_of
 from .check import Checked
 from .diagnostics import Diagnostic, PolicyError
 from .infer import GLOBALS
@@ -302,6 +304,8 @@ class _Compiler:
             return P.Bind(params, args, body, def_name=func)
         if func in AGGREGATES and len(args) == 1:
             return P.Comp(func, self.fresh("x"), args[0])
+        if bi.REGISTRY[func].counting:     # counts as the target counts: its Counting, a constant
+            args = (*args, P.Const(counting_of(self.target).key))
         return P.CallBuiltin(func, args)
 
     def too_large(self, e: ast.Call):

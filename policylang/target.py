@@ -33,6 +33,8 @@ DEFAULT_VERSION = "1.35"   # 1.37 once the 1.36/1.37 stdlib and allocator are in
 # shipped plugin decides, and docs/versions.md says where.
 MODELLED = (
     "DynamicResourceAllocation",           # off: the DynamicResources plugin passes every pod
+    "InPlacePodLevelResourcesVerticalScaling",  # a resized pod's pod-level status counts (api/requests.py)
+    "InPlacePodVerticalScaling",           # off (1.34): a pod being resized counts by its spec alone
     "NodeDeclaredFeatures",                # the NodeDeclaredFeatures plugin joins the default profile
     "RestartAllContainersOnContainerExits",  # the API server admits restartPolicyRules' RestartAllContainers
     "TaintTolerationComparisonOperators",  # tolerations with Lt and Gt compare integers

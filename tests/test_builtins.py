@@ -103,6 +103,8 @@ def _reads(b: bi.Builtin) -> "tuple[_Log, str | None]":
     args = ARGUMENTS.get(b.name) or tuple(_sample(t, state) for t in b.params)
     if callable(args):
         args = args(state)
+    if b.counting:      # the target's Counting, which the compiler passes (api/requests.py)
+        args = (*args, "status,pod_level_status,summed")
     node = next((a.metadata.name for a, t in zip(args, b.params) if t.kind == "record" and t.name == "Node"), None)
     log = _Log()
     try:
@@ -121,7 +123,7 @@ def test_every_builtin_declares_what_it_reads_and_takes_the_state_only_then():
     for name, b in bi.REGISTRY.items():
         assert b.reads in bi.READS, name
         params = inspect.signature(b.impl).parameters
-        takes = len(params) - (1 if b.needs_state else 0)
+        takes = len(params) - (1 if b.needs_state else 0) - (1 if b.counting else 0)
         if any(p.kind is p.VAR_POSITIONAL for p in params.values()):
             assert b.variadic, name
         else:

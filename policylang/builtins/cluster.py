@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import attrs
 
-from ..api.requests import NON_ZERO_DEFAULTS, pod_requests
+from ..api.requests import NON_ZERO_DEFAULTS, counting_of_key, pod_requests
 from ..api.selectors import (label_selector_error, node_selector_matches, requirement_error,
                                  selector_matches, term_matches, tolerates, valid_label_key)
 from ..types import BOOL, INT, QUANTITY, STRING, anon_record, list_of, map_of, record
@@ -22,9 +22,19 @@ RESOURCES = map_of(STRING, QUANTITY)
 
 
 @builtin("requests", [record("Pod")], RESOURCES,
-         "The pod's effective requests: containers, init containers and sidecars, pod-level resources, overhead.")
+         "The pod's effective requests from its spec: containers, init containers and sidecars, pod-level "
+         "resources, overhead (NodeResourcesFit's PreFilter: a pod being scheduled).")
 def _requests(pod):
     return pod_requests(pod)
+
+
+@builtin("counted_requests", [record("Pod")], RESOURCES,
+         "The pod's requests as the target's kube-scheduler counts a pod on a node (and BalancedAllocation the "
+         "pod it scores): requests(pod), but for a pod being resized in place the larger of its spec's, applied "
+         "(status.containerStatuses[].resources) and allocated requests, or of the last two if the resize is "
+         "infeasible.", counting=True)
+def _counted_requests(pod, counting):
+    return pod_requests(pod, counting=counting_of_key(counting))
 
 
 @builtin("container_requests", [record("Pod"), BOOL], RESOURCES,
@@ -34,17 +44,18 @@ def _container_requests(pod, nonzero):
     return pod_requests(pod, NON_ZERO_DEFAULTS if nonzero else None, pod_level=False)
 
 
-@builtin("requested", [record("Node")], RESOURCES, "The sum of requests(p) over the pods on the node.",
-         reads="pods")
-def _requested(state, node):
-    return {} if node is None else state.requested.get(node.metadata.name, {})
+@builtin("requested", [record("Node")], RESOURCES,
+         "The sum of counted_requests(p) over the pods on the node (NodeInfo.Requested).", reads="pods", counting=True)
+def _requested(state, node, counting):
+    return {} if node is None else state.requested_as(counting_of_key(counting)).get(node.metadata.name, {})
 
 
 @builtin("nonzero_requested", [record("Node")], RESOURCES,
-         "The sum over the pods on the node of their requests, a container without a cpu or memory request "
-         "counting 100m cpu and 200Mi memory (unless pod-level requests state it): the node's non-zero requested total.", reads="pods")
-def _nonzero_requested(state, node):
-    return {} if node is None else state.nonzero_requested.get(node.metadata.name, {})
+         "The sum over the pods on the node of their counted requests, a container without a cpu or memory request "
+         "counting 100m cpu and 200Mi memory (unless pod-level requests state it): the node's non-zero requested "
+         "total.", reads="pods", counting=True)
+def _nonzero_requested(state, node, counting):
+    return {} if node is None else state.nonzero_requested_as(counting_of_key(counting)).get(node.metadata.name, {})
 
 
 def is_prefixed_native(name: str) -> bool:

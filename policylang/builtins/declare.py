@@ -83,6 +83,10 @@ class Builtin:
     # The name of its vector form in policylang/run/vector/builtin_forms.py (over a batch of nodes
     # at once), or None: it then runs node by node.
     vector: "str | None" = None
+    # Whether it counts as the plan's target counts (a pod being resized in place): the compiler
+    # passes the target's api.requests.Counting, as its key, as a last argument the policy
+    # does not write (it is the target's, as `kubernetes` is).
+    counting: bool = False
 
     @property
     def needs_state(self) -> bool:
@@ -96,14 +100,14 @@ class Builtin:
 REGISTRY: dict[str, Builtin] = {}
 
 
-def builtin(name, params, result, doc, *, reads="nothing", variadic=False, cheap=False, vector=None):
+def builtin(name, params, result, doc, *, reads="nothing", variadic=False, cheap=False, vector=None, counting=False):
     """Declare a builtin: its name in policies, parameter and result types, what it reads
     (READS), and how executors may run it (cheap, vector)."""
     if reads not in READS:
         raise ValueError(f"builtin {name}: reads must be one of {READS}, not {reads!r}")
 
     def register(fn):
-        REGISTRY[name] = Builtin(name, tuple(params), result, fn, doc, reads, variadic, cheap, vector)
+        REGISTRY[name] = Builtin(name, tuple(params), result, fn, doc, reads, variadic, cheap, vector, counting)
         return fn
     return register
 

@@ -13,6 +13,13 @@ from ..api.quantity import Quantity, format_quantity
 from .state import ClusterState
 
 
+# Fields where an empty list and none differ (api/requests.py: a resized pod's status falls back
+# to its allocated resources, or its spec, only when one is absent): an empty one is written.
+_EMPTY_KEPT = {("ContainerStatus", "allocated_resources"), ("ContainerStatus", "resources"),
+               ("PodStatus", "allocated_resources"), ("PodStatus", "resources"),
+               ("ActuatedResources", "requests"), ("ActuatedResources", "limits")}
+
+
 def _converter() -> cattrs.Converter:
     conv = cattrs.Converter()
     conv.register_unstructure_hook(Quantity, format_quantity)
@@ -20,14 +27,15 @@ def _converter() -> cattrs.Converter:
     def attrs_hook(cls):
         # A false where the field's default is None says something (a device attribute's
         # `bool: false`, a slice's `allNodes: false`): only other falses are left out.
-        fields = [(a.name, model.api_name(a.name), a.default is None) for a in attrs.fields(cls)]
+        fields = [(a.name, model.api_name(a.name), a.default is None, (cls.__name__, a.name) in _EMPTY_KEPT)
+                  for a in attrs.fields(cls)]
 
         def unstructure(obj):
             out = {}
-            for attr, key, optional in fields:
+            for attr, key, optional, empty_kept in fields:
                 value = conv.unstructure(getattr(obj, attr))
                 # Empty values are what the loader defaults to anyway.
-                if value is None or value == "" or (value is False and not optional) or value == {} \
+                if value is None or value == "" or (value is False and not optional) or (value == {} and not empty_kept) \
                         or value == [] or value == ():
                     continue
                 out[key] = list(value) if isinstance(value, tuple) else value

@@ -158,7 +158,11 @@ TABLE: dict[str, dict[str, "str | Into"]] = {
     "PodResourceClaim": dict(name=HASH, resourceClaimName=HASH, resourceClaimTemplateName=HASH),
     "PodSchedulingGate": dict(name=HASH),
     "PodStatus": dict(phase=KEEP, nominatedNodeName=HASH, startTime=KEEP, conditions=INTO,
-                      resourceClaimStatuses=INTO),
+                      resourceClaimStatuses=INTO, containerStatuses=INTO, initContainerStatuses=INTO,
+                      allocatedResources=KEEP, resources=INTO),
+    # A status names its container as the spec does (hashed alike, so they still match).
+    "ContainerStatus": dict(name=HASH, allocatedResources=KEEP, resources=INTO),
+    "ActuatedResources": dict(requests=KEEP, limits=KEEP),
     "PodCondition": dict(type=KEEP, status=KEEP, reason=KEEP, message=DROP),
     "PodResourceClaimStatus": dict(name=HASH, resourceClaimName=HASH),
     # ---- workloads.py

@@ -440,6 +440,14 @@ class ClusterState:
     def nonzero_requested(self) -> dict:
         return self._requested.nonzero_requested
 
+    def requested_as(self, counting) -> dict:
+        """requested, with each pod counted as ``counting`` (api.requests.Counting: how a target
+        reads a pod being resized in place) counts it."""
+        return self._requested.tables(counting)[0]
+
+    def nonzero_requested_as(self, counting) -> dict:
+        return self._requested.tables(counting)[1]
+
     @property
     def pods_with_affinity(self) -> dict[str, list[model.Pod]]:
         return self._affinity.pods_with_affinity

@@ -296,12 +296,36 @@ class PodResourceClaimStatus:
 
 
 @frozen
+class ActuatedResources:
+    """status.resources of a container or a pod: what the kubelet has applied. Unlike a spec's
+    requirements, an absent list and an empty one differ (component-helpers resource/helpers.go
+    falls back to the allocated resources only when the list is absent)."""
+    requests: Optional[ResourceList] = None
+    limits: Optional[ResourceList] = None
+
+
+@frozen
+class ContainerStatus:
+    """The part of a container's status kube-scheduler counts for a pod being resized in place:
+    what the kubelet allocated and what it applied (absent: not reported)."""
+    name: str = ""
+    allocated_resources: Optional[ResourceList] = None
+    resources: Optional[ActuatedResources] = None
+
+
+@frozen
 class PodStatus:
     phase: str = "Pending"
     nominated_node_name: str = ""
     start_time: Optional[str] = None
     conditions: tuple[PodCondition, ...] = _list()
     resource_claim_statuses: tuple[PodResourceClaimStatus, ...] = _list()
+    # In-place resize (InPlacePodVerticalScaling): the containers' allocated and applied
+    # resources, and the pod-level ones (InPlacePodLevelResourcesVerticalScaling).
+    container_statuses: tuple[ContainerStatus, ...] = _list()
+    init_container_statuses: tuple[ContainerStatus, ...] = _list()
+    allocated_resources: Optional[ResourceList] = None
+    resources: Optional[ActuatedResources] = None
 
 
 @frozen
