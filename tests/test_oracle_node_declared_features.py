@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-from kube_oracle import Oracle, OracleUnavailable, comparable, oracle_binary, required
+from kube_oracle import comparable
 from policylang import Executable, load_plans
 from policylang.target import make_target
 import strategies as S
@@ -31,29 +31,6 @@ from test_oracle import policylang_result
 
 FEATURES = ("Acme/Fast", "RestartAllContainersOnContainerExits", "UserNamespacesHostNetworkSupport",
             "VolumeBindMountOptions", "ZetaUnknown")
-
-
-def _oracle(version: str):
-    """kube-scheduler ``version``'s framework; skipped or failed as conftest's ``oracle`` is."""
-    try:
-        binary = oracle_binary(version)
-    except OracleUnavailable as err:
-        if required():
-            pytest.fail(f"POLICYLANG_REQUIRE_ORACLE is set, but: {err}")
-        pytest.skip(str(err).splitlines()[0])
-    o = Oracle(binary)
-    yield o
-    o.close()
-
-
-@pytest.fixture(scope="module")
-def oracle_137():
-    yield from _oracle("1.37")
-
-
-@pytest.fixture(scope="module")
-def oracle_136():
-    yield from _oracle("1.36")
 
 
 @lru_cache(maxsize=None)
@@ -102,15 +79,15 @@ def feature_cases(draw):
 
 @given(feature_cases())
 @settings(max_examples=max(1, settings.default.max_examples))
-def test_declared_features_decide_as_kube_scheduler_1_37(oracle_137, case):
-    assert_same(oracle_137, "1.37", *case)
+def test_declared_features_decide_as_kube_scheduler_1_37(oracles, case):
+    assert_same(oracles("1.37"), "1.37", *case)
 
 
 @given(feature_cases())
 @settings(max_examples=max(1, settings.default.max_examples // 2))
-def test_declared_features_decide_as_kube_scheduler_1_36(oracle_136, case):
+def test_declared_features_decide_as_kube_scheduler_1_36(oracles, case):
     """v1.36's registry has no VolumeBindMountOptions: a pod with bindMountOptions needs nothing."""
-    assert_same(oracle_136, "1.36", *case)
+    assert_same(oracles("1.36"), "1.36", *case)
 
 
 def assert_same(oracle, version: str, cluster, pod) -> None:

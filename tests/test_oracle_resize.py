@@ -37,24 +37,6 @@ TARGETS = [("1.34", {}), ("1.34", {"InPlacePodVerticalScaling": False}),
            ("1.37", {}), ("1.37", {"InPlacePodLevelResourcesVerticalScaling": False})]
 
 
-@pytest.fixture(scope="module")
-def oracles(oracle):
-    """The oracle of each version: 1.35's is the suite's own; the others are started here."""
-    from conftest import _oracle
-    started = {"1.35": iter([oracle])}
-    running = {}
-
-    def get(version: str):
-        if version not in running:
-            started.setdefault(version, _oracle(version))
-            running[version] = next(started[version])
-        return running[version]
-    yield get
-    for version, gen in started.items():
-        if version != "1.35":
-            next(gen, None)     # close it
-
-
 @lru_cache(maxsize=None)
 def profile(version: str, gates: str) -> Executable:
     return Executable(load_plans(target=make_target(version, gates or None))["default-scheduler"])
