@@ -17,6 +17,7 @@ class DeviceAllocations:
         self.state = state
         self._slices = None         # structured.SliceIndex, made when first asked
         self._allocated = None      # frozenset of structured.DeviceID, made when first asked
+        self._state_136 = None      # (devices allocated whole, shared devices' capacity), v1.36+
         # Per node, the allocator's answer for each claims' signature (their specs): the same
         # claims asked about again (pods from one template) read it back. A node's answers go
         # when devices its pools offer are allocated (assume_allocation).
@@ -49,8 +50,33 @@ class DeviceAllocations:
                 for r in c.status.allocation.devices.results if not r.admin_access)
         return self._allocated
 
+    def allocated_state(self):
+        """GatherAllocatedState with DRAConsumableCapacity on (v1.36+, dra_manager.go,
+        allocateddevices.go foreachAllocatedDevice): the devices allocated whole (results without
+        a shareID), and the devices shares of which are allocated, each with the capacity its
+        shares consume together ({} where they name none). Results with adminAccess count as
+        neither."""
+        if self._state_136 is None:
+            from ...dra.structured import DeviceID
+            whole, shared = set(), {}
+            for c in self.state.resource_claims.values():
+                if c.status.allocation is None:
+                    continue
+                for r in c.status.allocation.devices.results:
+                    if r.admin_access:
+                        continue
+                    device = DeviceID(r.driver, r.pool, r.device)
+                    if r.share_id is None:
+                        whole.add(device)
+                        continue
+                    held = shared.setdefault(device, {})
+                    for name, amount in r.consumed_capacity.items():
+                        held[name] = held[name] + amount if name in held else amount
+            self._state_136 = (frozenset(whole), shared)
+        return self._state_136
+
     def allocate(self, node, claims, version: str = "1.35"):
-        """structured.allocate (``version``'s allocator, 1.34 or 1.35) for these claims on the
+        """structured.allocate (``version``'s allocator, 1.34 to 1.37) for these claims on the
         node, with the slices it can reach, the state's device classes and the devices in use:
         AllocationResults, or None; its AllocationError is the caller's to judge. What it answers
         depends on the claims only through their specs (a result names no claim), so it is kept
@@ -65,10 +91,15 @@ class DeviceAllocations:
             return answer
         if len(answers) >= ANSWERS_PER_NODE:
             answers.clear()
+        features = structured.FEATURES[version]
+        if features.consumable_capacity:
+            allocated, shared = self.allocated_state()
+        else:
+            allocated, shared = self.allocated(), None
         try:
             answer = structured.allocate(node, list(claims), classes=self.state.device_classes,
-                                         slices=self.slices(), allocated=self.allocated(),
-                                         features=structured.FEATURES[version])
+                                         slices=self.slices(), allocated=allocated,
+                                         features=features, shared=shared)
         except structured.AllocationError as err:
             answers[key] = err
             raise
@@ -99,7 +130,7 @@ class DeviceAllocations:
                 status = attrs.evolve(status, reserved_for=(*status.reserved_for, model.ResourceClaimConsumerReference(
                     resource="pods", name=pod.metadata.name, uid=pod.metadata.uid)))
             state.resource_claims[key] = attrs.evolve(current, status=status)
-        self._allocated = None
+        self._allocated = self._state_136 = None
         self._forget_answers([r for a in allocations for r in a.devices.results])
 
     def deallocate(self, key) -> None:
@@ -108,7 +139,7 @@ class DeviceAllocations:
             return
         self.state.resource_claims[key] = attrs.evolve(claim, status=attrs.evolve(
             claim.status, allocation=None, reserved_for=(), devices=()))
-        self._allocated = None
+        self._allocated = self._state_136 = None
         self._forget_answers(claim.status.allocation.devices.results)
 
     def pod_gone(self, pod) -> None:
@@ -125,7 +156,7 @@ class DeviceAllocations:
             if owner is not None and owner.uid == uid and owner.kind == "Pod":
                 del state.resource_claims[key]
                 if claim.status.allocation is not None:
-                    self._allocated = None
+                    self._allocated = self._state_136 = None
                     self._forget_answers(claim.status.allocation.devices.results)
                 continue
             reserved = claim.status.reserved_for
@@ -136,11 +167,11 @@ class DeviceAllocations:
             status = attrs.evolve(claim.status, reserved_for=left, allocation=allocation if left else None)
             state.resource_claims[key] = attrs.evolve(claim, status=status)
             if not left and allocation is not None:
-                self._allocated = None
+                self._allocated = self._state_136 = None
                 self._forget_answers(allocation.devices.results)
 
     def claims_changed(self) -> None:
-        self._allocated = None
+        self._allocated = self._state_136 = None
         self._answers.clear()
 
     def _forget_answers(self, results) -> None:
