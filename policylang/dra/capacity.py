@@ -27,12 +27,12 @@ class CapacityError(Exception):
 
 def fits(consumed: Mapping[str, Quantity], request: Optional[model.CapacityRequirements],
          capacity: Mapping[str, model.DeviceCapacity], allocating: Mapping[str, Quantity],
-         version: str) -> bool:
+         version: str, fractional: bool = False) -> bool:
     """CmpRequestOverCapacity: each capacity of the device, as much as the request consumes of
     it (a policy's default, or all of it, where the request names none) plus what is allocated
     (``consumed``) and being allocated (``allocating``), within the device's value and its
-    request policy. Raises CapacityError where upstream returns an error."""
-    fractional = version != "1.36"
+    request policy. Raises CapacityError where upstream returns an error. ``fractional``:
+    DRAFractionalCapacityRange (v1.37)."""
     requests = request.requests if request is not None else {}
     if any(name not in capacity for name in requests):
         if version == "1.36":
@@ -40,7 +40,7 @@ def fits(consumed: Mapping[str, Quantity], request: Optional[model.CapacityRequi
         return False
     wanted = {}
     for name, cap in capacity.items():
-        amount = consumed_amount(requests.get(name), cap, version)
+        amount = consumed_amount(requests.get(name), cap, fractional, version)
         if version != "1.36" and amount.nanos < 0:
             raise CapacityError(f'capacity "{name}": capacity value is negative')
         wanted[name] = amount
@@ -61,14 +61,16 @@ def _checked(name, amount: Quantity, cap: model.DeviceCapacity, allocating, cons
 
 
 def consumed_from_request(request: Optional[model.CapacityRequirements],
-                          capacity: Mapping[str, model.DeviceCapacity], version: str) -> dict[str, Quantity]:
+                          capacity: Mapping[str, model.DeviceCapacity], fractional: bool = False,
+                          version: str = "1.37") -> dict[str, Quantity]:
     """GetConsumedCapacityFromRequest: what an allocation of the device consumes of each of
     its capacities."""
     requests = request.requests if request is not None else {}
-    return {name: consumed_amount(requests.get(name), cap, version) for name, cap in capacity.items()}
+    return {name: consumed_amount(requests.get(name), cap, fractional, version) for name, cap in capacity.items()}
 
 
-def consumed_amount(requested: Optional[Quantity], cap: model.DeviceCapacity, version: str) -> Quantity:
+def consumed_amount(requested: Optional[Quantity], cap: model.DeviceCapacity, fractional: bool = False,
+                    version: str = "1.37") -> Quantity:
     """calculateConsumedCapacity."""
     policy = cap.request_policy
     if requested is None:
@@ -77,7 +79,7 @@ def consumed_amount(requested: Optional[Quantity], cap: model.DeviceCapacity, ve
     if policy is None:
         return requested
     if policy.valid_range is not None and policy.valid_range.min is not None:
-        return _round_up_range(requested, policy.valid_range, version != "1.36")
+        return _round_up_range(requested, policy.valid_range, fractional, version)
     if policy.valid_values:
         for valid in policy.valid_values:
             if not requested > valid:
@@ -85,7 +87,8 @@ def consumed_amount(requested: Optional[Quantity], cap: model.DeviceCapacity, ve
     return requested
 
 
-def _round_up_range(requested: Quantity, valid: model.CapacityRequestPolicyRange, fractional: bool) -> Quantity:
+def _round_up_range(requested: Quantity, valid: model.CapacityRequestPolicyRange, fractional: bool,
+                    version: str) -> Quantity:
     if requested < valid.min:
         return valid.min
     if valid.step is None:
@@ -104,13 +107,16 @@ def _round_up_range(requested: Quantity, valid: model.CapacityRequestPolicyRange
                                 f"rounding request {requested} up to the next step passes the milli-value range")
         milli = low + step * n
         return Quantity(milli // 1000, fmt) if milli % 1000 == 0 else Quantity(nanos=milli * 10**6, format=fmt)
-    if fractional and requested.value() > INT64_MAX:
+    if version != "1.36" and requested.value() > INT64_MAX:
         raise CapacityError(f"capacity request cannot be represented in the device's range arithmetic: "
                             f"request {requested} exceeds MaxInt64")
     step, low = valid.step.value(), valid.min.value()
     added = requested.value() - low
     n = -(-added // step)
-    return Quantity(low + step * n, fmt if fractional else "BinarySI")
+    if version != "1.36" and low >= 0 and n > (INT64_MAX - low) // step:
+        raise CapacityError(f"capacity request cannot be represented in the device's range arithmetic: "
+                            f"rounding request {requested} up to the next step passes MaxInt64")
+    return Quantity(low + step * n, "BinarySI" if version == "1.36" else fmt)
 
 
 def _violates_policy(amount: Quantity, policy: Optional[model.CapacityRequestPolicy], fractional: bool) -> bool:

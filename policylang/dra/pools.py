@@ -119,26 +119,26 @@ class SliceIndex:
                 for d in self.slices[pos].spec.devices)
         return found
 
-    def verdict(self, expression: str, pos: int, index: int) -> "bool | str | cel.CompileError":
+    def verdict(self, expression: str, pos: int, index: int, multi: bool = False) -> "bool | str | cel.CompileError":
         """A selector's verdict on a device (True, False or the text of its runtime error), or
         the selector's CompileError. Kept here by position, and across devices by what CEL
         sees of a device (its driver, attributes and capacity): 500 nodes of the same GPUs
         evaluate a selector once per kind of GPU."""
-        found = self.verdicts.get((expression, pos, index))
+        found = self.verdicts.get((expression, pos, index, multi))
         if found is not None:
             return found
         spec = self.slices[pos].spec
-        key = (expression, spec.driver, _signature(spec.devices[index]))
+        key = (expression, spec.driver, _signature(spec.devices[index]), multi)
         found = _VERDICTS.get(key)
         if found is None:
             compiled = _compiled(expression)
             if isinstance(compiled, cel.CompileError):
                 return compiled
-            found = _evaluate(compiled, _cel_device(spec.driver, spec.devices[index]))
+            found = _evaluate(compiled, _cel_device(spec.driver, spec.devices[index], multi))
             if len(_VERDICTS) >= _VERDICTS_KEPT:
                 _VERDICTS.clear()
             _VERDICTS[key] = found
-        self.verdicts[(expression, pos, index)] = found
+        self.verdicts[(expression, pos, index, multi)] = found
         return found
 
 
@@ -196,7 +196,7 @@ class AllocationErrorText(str):
     """An error a device's attributes make in every CEL evaluation (kept as its text)."""
 
 
-def _cel_device(driver: str, device: model.Device) -> "cel.Device | AllocationErrorText":
+def _cel_device(driver: str, device: model.Device, multi: bool = False) -> "cel.Device | AllocationErrorText":
     attributes = {}
     for name, attr in device.attributes.items():
         # cel/compile.go getAttributeValue
@@ -214,6 +214,8 @@ def _cel_device(driver: str, device: model.Device) -> "cel.Device | AllocationEr
         else:
             return AllocationErrorText(f"attribute {name}: unsupported attribute value")
     capacity = {name: c.value for name, c in device.capacity.items()}
+    if multi:
+        return cel.Device(driver=driver, attributes=attributes, capacity=capacity, allow_multiple_allocations=True)
     return cel.Device(driver=driver, attributes=attributes, capacity=capacity)
 
 

@@ -158,10 +158,13 @@ class _DistinctAttribute:
     names each have the attribute, with values that differ. As upstream, the values are kept
     by request name, so the devices of one request replace each other's value."""
 
-    def __init__(self, requests: Sequence[str], attribute: str):
+    def __init__(self, requests: Sequence[str], attribute: str, by_request: bool = True):
         self.requests = frozenset(requests)
         self.attribute_name = attribute
-        self.attributes: dict[str, model.DeviceAttribute] = {}
+        # v1.36 keeps one value per request name; v1.37 the value of each device, as a stack.
+        self.by_request = by_request
+        self.attributes: dict = {}
+        self.stack: list[model.DeviceAttribute] = []
         self.num_devices = 0
 
     def _applies(self, request: str, sub: str) -> bool:
@@ -175,6 +178,11 @@ class _DistinctAttribute:
         attribute = lookup_attribute(device, device_id, self.attribute_name)
         if attribute is None:
             return False
+        if not self.by_request:
+            if not self._distinct_from(attribute, self.stack):
+                return False
+            self.stack.append(attribute)
+            return True
         if self.num_devices == 0:
             self.attributes[request] = attribute
             self.num_devices = 1
@@ -186,7 +194,11 @@ class _DistinctAttribute:
         return True
 
     def _distinct(self, attribute: model.DeviceAttribute) -> bool:
-        for have in self.attributes.values():
+        return self._distinct_from(attribute, self.attributes.values())
+
+    @staticmethod
+    def _distinct_from(attribute: model.DeviceAttribute, values) -> bool:
+        for have in values:
             for field in ("string", "int_", "bool_", "version"):
                 value = getattr(attribute, field)
                 if value is not None:
@@ -198,9 +210,13 @@ class _DistinctAttribute:
         return True
 
     def remove(self, request: str, sub: str) -> None:
-        if self._applies(request, sub):
-            self.attributes.pop(request, None)
-            self.num_devices -= 1
+        if not self._applies(request, sub):
+            return
+        if not self.by_request:
+            self.stack.pop()
+            return
+        self.attributes.pop(request, None)
+        self.num_devices -= 1
 
 
 def _same_value(new: model.DeviceAttribute, first: model.DeviceAttribute) -> bool:
@@ -333,7 +349,8 @@ class _Allocation:
                 if c.match_attribute is not None:
                     self.constraints[ci].append(_MatchAttribute(c.requests, c.match_attribute))
                 elif c.distinct_attribute is not None and self.v136:
-                    self.constraints[ci].append(_DistinctAttribute(c.requests, c.distinct_attribute))
+                    self.constraints[ci].append(_DistinctAttribute(c.requests, c.distinct_attribute,
+                                                                   self.features.kubernetes == "1.36"))
                 else:
                     raise AllocationError(f"claim {_kobj(claim)}, constraint #{i}: empty constraint "
                                           "(unsupported constraint type?)")
@@ -412,7 +429,8 @@ class _Allocation:
             except capacity.CapacityError:
                 return False
         try:
-            return capacity.fits({}, request.capacity, device.capacity, {}, self.features.kubernetes)
+            return capacity.fits({}, request.capacity, device.capacity, {}, self.features.kubernetes,
+                                 self.features.fractional_capacity_range)
         except capacity.CapacityError as err:
             raise AllocationError(f"claim {_kobj(claim)}, request {request.name}: checking capacity for device "
                                   f"{device.name}: {err}") from None
@@ -421,7 +439,8 @@ class _Allocation:
         """allocator.CmpRequestOverCapacity: against what allocated shares and this search's
         allocations consume of the device."""
         return capacity.fits(self.shared.get(device_id) or {}, request.capacity, device.capacity,
-                             self.allocating_capacity.get(device_id, {}), self.features.kubernetes)
+                             self.allocating_capacity.get(device_id, {}), self.features.kubernetes,
+                             self.features.fractional_capacity_range)
 
     # -- selectors --
     def selectable(self, key, data: _RequestData, pos: int, di: int) -> bool:
@@ -438,7 +457,8 @@ class _Allocation:
             return found
         # The class's and the request's selectors on this device, as any earlier call found them
         # (errors are not kept: they are raised again, in the same order).
-        pure = (data.selectors, pos, di)
+        multi = self.v136 and bool(device.allow_multiple_allocations)
+        pure = (data.selectors, pos, di, multi)
         result = self.index.selectable.get(pure)
         if result is None:
             result = (data.cls is None or self.selectors_match(key, pos, di, data.cls, data.cls.spec.selectors)) \
@@ -453,15 +473,16 @@ class _Allocation:
 
     def selectors_match(self, key, pos: int, di: int, cls, selectors) -> bool:
         verdicts = self.index.verdicts
+        multi = self.v136 and bool(self.index.slices[pos].spec.devices[di].allow_multiple_allocations)
         for i, selector in enumerate(selectors):
             if selector.cel is None:
                 # Only a class can get here (a request's selectors were checked first); upstream
                 # would dereference nil. API validation refuses both.
                 raise AllocationError(f"{self._owner(key, cls)}: selector #{i}: CEL expression empty "
                                       "(unsupported selector type?)")
-            verdict = verdicts.get((selector.cel.expression, pos, di))
+            verdict = verdicts.get((selector.cel.expression, pos, di, multi))
             if verdict is None:
-                verdict = self.index.verdict(selector.cel.expression, pos, di)
+                verdict = self.index.verdict(selector.cel.expression, pos, di, multi)
             if verdict is True:
                 continue
             if verdict is False:
@@ -753,6 +774,7 @@ class _Allocation:
             if multiple:
                 try:
                     consumed = capacity.consumed_from_request(request.capacity, device.capacity,
+                                                              self.features.fractional_capacity_range,
                                                               self.features.kubernetes)
                 except capacity.CapacityError as err:
                     rollback()
