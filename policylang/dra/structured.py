@@ -67,9 +67,10 @@ from ..frozen import frozen
 from .outcomes import _OUTCOMES_KEPT, _materialize, _outcome_key
 from .pools import (
     DeviceID, Pool, SliceIndex, gather_pools, node_matches, slice_index)
+from .capacity import CapacityError
 from .search import (
     ALLOCATION_RESULTS_MAX_SIZE, AllocationError, FailedAllocationOnNode, Features, _allocate,
-    _Allocation, lookup_attribute)
+    _Allocation, lookup_attribute, tolerates)
 
 # The allocator's API, importable from here whichever module holds it.
 __all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocationError", "DeviceID", "FailedAllocationOnNode", "Features",
@@ -172,6 +173,12 @@ class Shortfall:
     request: str        # the request's name ("request/subrequest" for a firstAvailable one)
     wanted: int
     available: int
+    # v1.36+: the devices free and accepted that are out all the same, by why, each once with
+    # how many: "tainted <key>=<value>:<effect>" (a taint the request does not tolerate),
+    # "counter <set>/<counter> exhausted in pool <driver>/<pool>" (what allocated devices left of
+    # a shared counter is less than the device consumes), "capacity <name> exhausted" (what its
+    # shares left of a device's capacity, or its request policy, does not allow the request).
+    excluded: tuple[tuple[str, int], ...] = ()
 
 
 def shortfalls(node: model.Node, claims: Sequence[model.ResourceClaim], *,
@@ -190,32 +197,85 @@ def shortfalls(node: model.Node, claims: Sequence[model.ResourceClaim], *,
     are what fail). A selector that errs counts its device out; the errors themselves are
     ``allocate``'s to raise."""
     claims = tuple(claims)
+    if features is not V1_35:
+        _check_features(features)
     alloc = _Allocation(node, claims, classes, slice_index(slices), allocated, features, shared)
     alloc.prepare()
     found = []
     for ci, claim in enumerate(claims):
         for ri, request in enumerate(claim.spec.devices.requests):
             subs = range(len(request.first_available)) if request.first_available else (0,)
-            counts = [(alloc.request_data[(ci, ri, si)], _available(alloc, (ci, ri, si))) for si in subs]
-            if any(have >= data.num_devices and (data.num_devices or have) for data, have in counts):
+            counts = [(alloc.request_data[(ci, ri, si)], *_available(alloc, (ci, ri, si))) for si in subs]
+            if any(have >= data.num_devices and (data.num_devices or have) for data, have, _ in counts):
                 continue
-            data, have = counts[0]
-            found.append(Shortfall(ci, data.request_name(), data.num_devices, have))
+            data, have, excluded = counts[0]
+            found.append(Shortfall(ci, data.request_name(), data.num_devices, have, excluded))
     return tuple(found)
 
 
-def _available(alloc: _Allocation, key) -> int:
+def _available(alloc: _Allocation, key) -> tuple[int, tuple[tuple[str, int], ...]]:
+    """How many devices the request could take alone, and (v1.36+) why the others it accepts
+    that are free are out."""
     data = alloc.request_data[key]
     count = 0
+    excluded: dict[str, int] = {}
     for pool in alloc.pools:
         if pool.incomplete or pool.invalid:
             continue
         for pos in pool.slices:
             for di, device_id in enumerate(alloc.index.device_ids[pos]):
-                if not data.request.admin_access and device_id in alloc.allocated:
+                if not data.request.admin_access and alloc.device_in_use(device_id):
                     continue
                 try:
-                    count += alloc.selectable(key, data, pos, di)
+                    if not alloc.selectable(key, data, pos, di):
+                        continue
                 except AllocationError:
                     continue
-    return count
+                why = _excluded(alloc, data, pool, pos, di) if alloc.v136 else None
+                if why is None:
+                    count += 1
+                else:
+                    excluded[why] = excluded.get(why, 0) + 1
+    return count, tuple(excluded.items())
+
+
+def _excluded(alloc: _Allocation, data, pool, pos: int, di: int) -> "str | None":
+    """Why v1.36's allocateDevice would turn a free, accepted device away when the request is
+    alone: a taint it does not tolerate, a shared counter allocated devices exhausted, or capacity
+    its shares (or its request policy) leave too little of."""
+    device = alloc.index.slices[pos].spec.devices[di]
+    request = data.request
+    if alloc.features.device_taints:
+        for taint in device.taints:
+            if taint.effect in ("NoSchedule", "NoExecute") and not any(tolerates(t, taint) for t in request.tolerations):
+                return f"tainted {taint.key}={taint.value}:{taint.effect}"
+    multiple = alloc.features.consumable_capacity and bool(device.allow_multiple_allocations)
+    if device.consumes_counters and not (multiple and alloc.capacity_in_use(alloc.index.device_ids[pos][di])):
+        short = _short_counter(alloc, pool, device)
+        if short is not None:
+            return f"counter {short} exhausted in pool {pool}"
+    if alloc.features.consumable_capacity:
+        try:
+            fits = alloc.capacity_fits(request, alloc.index.device_ids[pos][di], device)
+        except CapacityError:
+            fits = False
+        if not fits:
+            asked = request.capacity.requests if request.capacity is not None else {}
+            names = sorted(asked) if asked else sorted(device.capacity)
+            return f"capacity {'/'.join(names)} exhausted"
+    return None
+
+
+def _short_counter(alloc: _Allocation, pool, device) -> "str | None":
+    """The first counter (set/counter) the device consumes more of than allocated devices left."""
+    if not alloc._take_counters(pool, device):
+        key = (pool.driver, pool.pool) if alloc.features.kubernetes != "1.36" else ("", pool.pool)
+        available = alloc.available_counters[key]
+        for consumption in device.consumes_counters:
+            for name, c in sorted(consumption.counters.items()):
+                have = available.get(consumption.counter_set, {}).get(name)
+                if have is not None and have < c.value:
+                    return f"{consumption.counter_set}/{name}"
+        return "?"
+    alloc._give_counters(pool, device)
+    return None

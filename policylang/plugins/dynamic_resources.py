@@ -185,10 +185,18 @@ def detail(state, pod, reason: str, node_names) -> "str | None":
     same = {name: next((s for c, s in f if c.metadata.name == claim.metadata.name and s.request == short.request),
                        None) for name, f in found.items()}
     short_on = sorted((name for name, s in same.items() if s is not None), key=lambda n: (-same[n].available, n))
-    shown = ", ".join(f"{same[n].available} on {n}" for n in short_on[:DETAIL_NODES])
+    shown = ", ".join(f"{same[n].available} on {n}{_excluded(same[n])}" for n in short_on[:DETAIL_NODES])
     more = f" … and {len(short_on) - DETAIL_NODES} more" if len(short_on) > DETAIL_NODES else ""
     return (f"claim {_claim_key(claim)} request {short.request} needs {short.wanted} device(s); "
             f"free devices it accepts: {shown}{more}")
+
+
+def _excluded(short) -> str:
+    """The devices it accepts that are out all the same (v1.36+: tainted, an exhausted counter,
+    exhausted capacity), as " (2 tainted example.com/health=bad:NoSchedule, ...)"."""
+    if not short.excluded:
+        return ""
+    return " (" + ", ".join(f"{n} {why}" for why, n in short.excluded) + ")"
 
 
 # How many nodes a detail names.

@@ -18,6 +18,8 @@ class DeviceAllocations:
         self._slices = None         # structured.SliceIndex, made when first asked
         self._allocated = None      # frozenset of structured.DeviceID, made when first asked
         self._state_136 = None      # (devices allocated whole, shared devices' capacity), v1.36+
+        # The version the filter last allocated for: explain's shortfalls follow it.
+        self.version = "1.35"
         # Per node, the allocator's answer for each claims' signature (their specs): the same
         # claims asked about again (pods from one template) read it back. A node's answers go
         # when devices its pools offer are allocated (assume_allocation).
@@ -82,6 +84,7 @@ class DeviceAllocations:
         depends on the claims only through their specs (a result names no claim), so it is kept
         per node, version and signature."""
         from ...dra import structured
+        self.version = version
         answers = self._answers.setdefault(node.metadata.name, {})
         key = (version, signature(claims))
         if key in answers:
@@ -107,10 +110,16 @@ class DeviceAllocations:
         return answer
 
     def shortfalls(self, node, claims):
-        """structured.shortfalls: the requests that cannot be met on the node even alone."""
+        """structured.shortfalls: the requests that cannot be met on the node even alone, with
+        the allocator of the version the filter last asked for (explain runs the profile first)."""
         from ...dra import structured
+        features = structured.FEATURES[self.version]
+        if features.consumable_capacity:
+            allocated, shared = self.allocated_state()
+        else:
+            allocated, shared = self.allocated(), None
         return structured.shortfalls(node, list(claims), classes=self.state.device_classes, slices=self.slices(),
-                                     allocated=self.allocated())
+                                     allocated=allocated, features=features, shared=shared)
 
     def assume_allocation(self, pod, claims, allocations) -> None:
         """Reserve and PreBind (bindClaim) as the state then holds them: each claim to allocate
