@@ -1406,4 +1406,18 @@ def _new_dra_fields(draw, others: list) -> list:
             if maybe(draw, 1, 8) and len(spec["devices"]["requests"]) > 1:
                 spec["devices"].setdefault("constraints", []).append({"distinctAttribute": "gpu.example.com/index"})
         out.append(obj)
+    slices = [o for o in out if o["kind"] == "ResourceSlice" and o["spec"].get("devices")]
+    for i in range(draw(integers(0, 2)) if slices and maybe(draw, 1, 3) else 0):
+        # DeviceTaintRules (v1.37 applies them; v1.36 leaves DRADeviceTaintRules off): a device, a
+        # pool or a driver's devices, now and then no selector at all (which selects none).
+        spec = drawn_from(draw, slices)["spec"]
+        selector = drawn_from(draw, [{"driver": spec["driver"], "pool": spec["pool"]["name"],
+                                      "device": drawn_from(draw, spec["devices"])["name"]},
+                                     {"driver": spec["driver"], "pool": spec["pool"]["name"]},
+                                     {"driver": spec["driver"]}, None])
+        rule = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": f"rule-{i}"},
+                "spec": {"taint": draw(_TAINTS)}}
+        if selector is not None:
+            rule["spec"]["deviceSelector"] = selector
+        out.append(rule)
     return out

@@ -8,6 +8,7 @@ exhausted capacity."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import attrs
@@ -145,3 +146,24 @@ def test_a_binding_failure_makes_the_claim_unavailable_everywhere(version):
                                        "deallocation of ResourceClaim completed")
     # v1.35 (binding conditions off) takes the allocation as it is.
     assert schedule(_exe("1.35"), state, _pod("bound")).selected is not None
+
+
+@pytest.mark.parametrize("selector, feasible_137", [
+    ({"driver": "gpu.example.com", "pool": "n3"}, []),
+    ({"driver": "gpu.example.com", "device": "gpu-0"}, []),
+    ({"pool": "n1"}, ["n3"]),
+    (None, ["n3"]),                        # no selector selects no device (v1.37)
+])
+def test_a_device_taint_rule_taints_the_devices_it_selects_from_v1_37(tmp_path, selector, feasible_137):
+    """The ResourceSlice tracker adds a DeviceTaintRule's taint to the devices it selects where
+    DRADeviceTaintRules is on: v1.37 (GA), not v1.36 (beta, off)."""
+    rule = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": "drain"},
+            "spec": {"taint": {"key": "example.com/drain", "value": "true", "effect": "NoExecute"}}}
+    if selector is not None:
+        rule["spec"]["deviceSelector"] = selector
+    claim = {"apiVersion": "resource.k8s.io/v1", **_claim("plain")}
+    extra = tmp_path / "extra.yaml"
+    extra.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [rule, claim]}))
+    state = load_cluster([HERE / "cluster.yaml", extra])
+    assert _feasible(schedule(_exe("1.36"), state, _pod("plain"))) == ["n3"]
+    assert _feasible(schedule(_exe("1.37"), state, _pod("plain"))) == feasible_137

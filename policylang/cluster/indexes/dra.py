@@ -16,6 +16,7 @@ class DeviceAllocations:
     def __init__(self, state) -> None:
         self.state = state
         self._slices = None         # structured.SliceIndex, made when first asked
+        self._tainted = None        # the same of the slices with DeviceTaintRules applied (v1.37)
         self._allocated = None      # frozenset of structured.DeviceID, made when first asked
         self._state_136 = None      # (devices allocated whole, shared devices' capacity), v1.36+
         # The version the filter last allocated for: explain's shortfalls follow it.
@@ -40,6 +41,19 @@ class DeviceAllocations:
             from ...dra.structured import slice_index
             self._slices = slice_index(self.state.resource_slices)
         return self._slices
+
+    def slices_for(self, version: str):
+        """The allocator's index of the slices as ``version``'s scheduler sees them: from v1.37
+        (DRADeviceTaintRules GA and on; beta and off in v1.36) with the taints of the
+        DeviceTaintRules added to the devices they select, as the ResourceSlice tracker patches
+        them (ListWithDeviceTaintRules)."""
+        rules = self.state.device_taint_rules
+        if version != "1.37" or not rules:
+            return self.slices()
+        if self._tainted is None:
+            from ...dra.structured import slice_index
+            self._tainted = slice_index(apply_taint_rules(self.state.resource_slices, rules))
+        return self._tainted
 
     def allocated(self):
         """ListAllAllocatedDevices: the devices of every claim's status.allocation, but those of
@@ -101,7 +115,7 @@ class DeviceAllocations:
             allocated, shared = self.allocated(), None
         try:
             answer = structured.allocate(node, list(claims), classes=self.state.device_classes,
-                                         slices=self.slices(), allocated=allocated,
+                                         slices=self.slices_for(version), allocated=allocated,
                                          features=features, shared=shared)
         except structured.AllocationError as err:
             answers[key] = err
@@ -118,8 +132,9 @@ class DeviceAllocations:
             allocated, shared = self.allocated_state()
         else:
             allocated, shared = self.allocated(), None
-        return structured.shortfalls(node, list(claims), classes=self.state.device_classes, slices=self.slices(),
-                                     allocated=allocated, features=features, shared=shared)
+        return structured.shortfalls(node, list(claims), classes=self.state.device_classes,
+                                     slices=self.slices_for(self.version), allocated=allocated, features=features,
+                                     shared=shared)
 
     def assume_allocation(self, pod, claims, allocations) -> None:
         """Reserve and PreBind (bindClaim) as the state then holds them: each claim to allocate
@@ -194,6 +209,29 @@ class DeviceAllocations:
                     self._answers.clear()
                     return
                 self._answers.pop(node_name, None)
+
+
+def apply_taint_rules(slices, rules) -> list:
+    """applyPatches (k8s.io/dynamic-resource-allocation@v0.37.2 resourceslice/tracker/tracker.go):
+    each rule's taint appended, in the rules' order, to the devices of each slice its selector
+    names (a rule without a selector names none; a driver, pool or device left out, any)."""
+    out = []
+    for s in slices:
+        spec = s.spec
+        taints = [list(d.taints) for d in spec.devices]
+        for rule in rules:
+            sel = rule.spec.device_selector
+            if sel is None or (sel.driver is not None and sel.driver != spec.driver) or \
+                    (sel.pool is not None and sel.pool != spec.pool.name):
+                continue
+            for i, d in enumerate(spec.devices):
+                if sel.device is None or sel.device == d.name:
+                    taints[i].append(rule.spec.taint)
+        if any(len(t) != len(d.taints) for t, d in zip(taints, spec.devices)):
+            devices = tuple(attrs.evolve(d, taints=tuple(t)) for d, t in zip(spec.devices, taints))
+            s = attrs.evolve(s, spec=attrs.evolve(spec, devices=devices))
+        out.append(s)
+    return out
 
 
 # The most claim signatures whose answers a node keeps (beyond, it starts again).
