@@ -9,6 +9,7 @@ exhausted capacity."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import attrs
@@ -167,3 +168,26 @@ def test_a_device_taint_rule_taints_the_devices_it_selects_from_v1_37(tmp_path, 
     state = load_cluster([HERE / "cluster.yaml", extra])
     assert _feasible(schedule(_exe("1.36"), state, _pod("plain"))) == ["n3"]
     assert _feasible(schedule(_exe("1.37"), state, _pod("plain"))) == feasible_137
+
+
+@pytest.mark.parametrize("raw, problem", [
+    ({"kind": "ResourceSlice", "metadata": {"name": "s"},
+      "spec": {"driver": "gpu.example.com", "nodeName": "n", "pool": {"name": "p", "resourceSliceCount": 1},
+               "devices": [{"name": "d", "taints": [{"key": "example.com/x", "effect": "Sometimes"}]}]}},
+     'field spec.devices[0].taints[0].effect: Unsupported value: "Sometimes": supported values: "NoExecute", '
+     '"NoSchedule", "None"'),
+    ({"kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "default"},
+      "spec": {"devices": {"requests": [{"name": "r", "exactly": {
+          "deviceClassName": "gpu", "tolerations": [{"key": "k", "operator": "Exists", "value": "v"}]}}]}}},
+     'field spec.devices.requests[0].exactly.tolerations[0].value: Invalid value: "v": must be empty for '
+     'operator `Exists`'),
+    ({"kind": "DeviceTaintRule", "metadata": {"name": "r"},
+      "spec": {"deviceSelector": {"driver": "gpu.example.com"}, "taint": {"key": "example.com/x"}}},
+     "field spec.taint.effect: Required value"),
+])
+def test_device_taints_and_tolerations_are_validated_as_the_api_server_does(raw, problem):
+    """validateDeviceTaint and validateDeviceToleration (pkg/apis/resource/validation, the same
+    in v1.35 to v1.37)."""
+    from policylang.diagnostics import InputError
+    with pytest.raises(InputError, match=re.escape(problem)):
+        structure_object({"apiVersion": "resource.k8s.io/v1", **raw}, "<test>")

@@ -10,7 +10,8 @@ from typing import Iterator
 
 from ...api import errors as E
 from ...api import model
-from .core import Problem
+from ...api.selectors import label_value_errors
+from .core import Problem, _key_problem
 
 # Limits from k8s.io/api resource/v1 types.go.
 DEVICE_REQUESTS_MAX_SIZE = 32           # DeviceRequestsMaxSize (= AllocationResultsMaxSize)
@@ -270,6 +271,51 @@ def resource_claim(c: model.ResourceClaim) -> Iterator[Problem]:
 def device_class_spec(s: model.DeviceClassSpec) -> Iterator[Problem]:
     yield from _too_many(s.selectors, DEVICE_SELECTORS_MAX_SIZE, "selectors")
     yield from _too_many(s.config, DEVICE_CONFIG_MAX_SIZE, "config")
+
+
+# validDeviceTaintEffects (sets.List: sorted) and validDeviceTolerationOperators, v1.35 to v1.37.
+DEVICE_TAINT_EFFECTS = ("NoExecute", "NoSchedule", "None")
+DEVICE_TOLERATION_OPERATORS = ("Equal", "Exists")
+
+
+def _device_label_value(value: str, path: str) -> Iterator[Problem]:
+    """validateLabelValue: one error per message."""
+    for message in label_value_errors(value):
+        yield path, E.invalid(value, message)
+
+
+def device_taint(t: model.DeviceTaint) -> Iterator[Problem]:
+    """validateDeviceTaint (a ResourceSlice device's taint, a DeviceTaintRule's): a label name
+    for key, a label value, an effect NoSchedule, NoExecute or None."""
+    problem = _key_problem(t.key)
+    if problem:
+        yield "key", problem
+    if t.value:
+        yield from _device_label_value(t.value, "value")
+    if not t.effect:
+        yield "effect", E.required()
+    elif t.effect not in DEVICE_TAINT_EFFECTS:
+        yield "effect", E.not_supported(t.effect, DEVICE_TAINT_EFFECTS)
+
+
+def device_toleration(t: model.DeviceToleration) -> Iterator[Problem]:
+    """validateDeviceToleration (a request's): a label name for key if any; Exists without a
+    value, Equal with a label value; an effect of a device taint, if any."""
+    if t.key:
+        problem = _key_problem(t.key)
+        if problem:
+            yield "key", problem
+    if t.operator == "Exists":
+        if t.value:
+            yield "value", E.invalid(t.value, "must be empty for operator `Exists`")
+    elif t.operator == "Equal":
+        yield from _device_label_value(t.value, "value")
+    elif not t.operator:
+        yield "operator", E.required()
+    else:
+        yield "operator", E.not_supported(t.operator, DEVICE_TOLERATION_OPERATORS)
+    if t.effect and t.effect not in DEVICE_TAINT_EFFECTS:
+        yield "effect", E.not_supported(t.effect, DEVICE_TAINT_EFFECTS)
 
 
 def device_attribute(a: model.DeviceAttribute) -> Iterator[Problem]:
