@@ -1407,6 +1407,15 @@ def _new_dra_fields(draw, others: list) -> list:
                 spec["devices"].setdefault("constraints", []).append({"distinctAttribute": "gpu.example.com/index"})
         out.append(obj)
     slices = [o for o in out if o["kind"] == "ResourceSlice" and o["spec"].get("devices")]
+    shared = {(o["spec"]["driver"], o["spec"]["pool"]["name"], d["name"]) for o in slices for d in o["spec"]["devices"]
+              if d.get("allowMultipleAllocations")}
+    for n, claim in enumerate(o for o in out if o["kind"] == "ResourceClaim" and o.get("status")):
+        # An allocated claim holding a shared device holds a share of it (a shareID, and the
+        # capacity it consumes), or the whole device (no shareID: no other share fits beside it).
+        for m, result in enumerate(claim["status"]["allocation"]["devices"]["results"]):
+            if (result["driver"], result["pool"], result["device"]) in shared and maybe(draw, 2, 3):
+                result["shareID"] = f"00000000-0000-4000-8000-{n:06d}{m:06d}"
+                result["consumedCapacity"] = {"memory": draw(sampled(("8Gi", "16Gi", "40Gi")))}
     for i in range(draw(integers(0, 2)) if slices and maybe(draw, 1, 3) else 0):
         # DeviceTaintRules (v1.37 applies them; v1.36 leaves DRADeviceTaintRules off): a device, a
         # pool or a driver's devices, now and then no selector at all (which selects none).

@@ -25,7 +25,7 @@ from policylang.target import make_target
 
 ROOT = Path(__file__).parent.parent
 DRA = ROOT / "examples" / "dra"
-HERE = Path(__file__).parent / "fixtures" / "dra_137"
+HERE = ROOT / "examples" / "dra-137"
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
