@@ -125,3 +125,55 @@ def test_the_tables_cover_every_feature_of_the_versions():
         used = {f for v, c in CASES if v == version for f in c["features"]}
         on = {name for name, field in FEATURES.items() if getattr(BY_VERSION[version], field)}
         assert on <= used, on - used
+
+
+# ---- properties ----------------------------------------------------------------------------
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+from policylang.dra.structured import DeviceID, slice_index  # noqa: E402
+from test_dra_allocator import CLASSES, DRIVERS, _claim, _node, _request, _slice  # noqa: E402
+
+_KINDS = [{}, {"attributes": {"numa": {"int": 0}}},
+          {"taints": [{"key": "example.com/t", "value": "x", "effect": "NoSchedule"}]},
+          {"taints": [{"key": "example.com/t", "value": "x", "effect": "None"}]},
+          {"bindingConditions": ["Ready"], "bindingFailureConditions": ["Failed"]},
+          {"bindingConditions": ["Attached"], "bindingFailureConditions": ["Failed"], "bindsToNode": True},
+          {"allowMultipleAllocations": True, "capacity": {"memory": {"value": "40Gi"}}}]
+
+
+@st.composite
+def fleets_136(draw):
+    """Up to four nodes, each with a slice of up to three devices of a few kinds, taints, binding
+    conditions and shared devices among them (so nodes often look alike, or nearly), some in use,
+    and a claim of one or two requests, some tolerating the taint or asking for memory."""
+    slices, devices = [], []
+    for n in range(draw(st.integers(1, 4))):
+        spec = [{"name": f"device-{i}", **draw(st.sampled_from(_KINDS))} for i in range(draw(st.integers(0, 3)))]
+        slices.append(_slice(f"node-{n}-slice", draw(st.sampled_from(DRIVERS)), spec, node=f"node-{n}"))
+        devices += [DeviceID(slices[-1].spec.driver, slices[-1].spec.pool.name, d["name"]) for d in spec]
+    allocated = frozenset(d for d in devices if draw(st.integers(0, 3)) == 0)
+    requests = []
+    for r in range(draw(st.integers(1, 2))):
+        extra = {}
+        if draw(st.booleans()):
+            extra["tolerations"] = [{"key": "example.com/t", "operator": "Exists"}]
+        if draw(st.integers(0, 3)) == 0:
+            extra["capacity"] = {"requests": {"memory": "16Gi"}}
+        requests.append(_request(f"req-{r}", draw(st.sampled_from(sorted(CLASSES))), draw(st.integers(1, 2)), **extra))
+    return [_node(f"node-{n}") for n in range(len(slices))], slices, allocated, _claim("claim-0", *requests)
+
+
+@pytest.mark.parametrize("version", ["1.36", "1.37"])
+@given(fleets_136())
+def test_nodes_that_look_alike_share_a_search_without_sharing_devices_136(version, fleet):
+    """What is kept by a node's shape is only what the node's own search gives: taints,
+    binding conditions and shares included (nodes with those search on their own)."""
+    nodes, slices, allocated, claim = fleet
+    shared = slice_index(slices)
+    for node in nodes:
+        kept = allocate(node, [claim], classes=CLASSES, slices=shared, allocated=allocated,
+                        features=BY_VERSION[version])
+        alone = allocate(node, [claim], classes=CLASSES, slices=slice_index(list(slices)), allocated=allocated,
+                         features=BY_VERSION[version])
+        assert kept == alone

@@ -176,7 +176,8 @@ class _NodeView:
         self.position = {d: i for i, d in enumerate(self.reachable)}
         self.shape = index.shape(pools)
         # Whether the search sees no more of the node's devices than the shape says: no counters,
-        # no devices that say where they are, no taints, shares or request policies (v1.36+).
+        # no devices that say where they are, no taints, shares, request policies or binding
+        # conditions (whose names the results carry) (v1.36+).
         self.plain = not any(p.counter_sets or p.not_targeting for p in pools) and all(
             not index.slices[pos].spec.per_device_node_selection and _plain(index, pos)
             for p in pools if p.usable for pos in p.slices)
@@ -187,6 +188,7 @@ def _plain(index: SliceIndex, pos: int) -> bool:
     if found is None:
         found = index.plain[pos] = all(
             not (d.taints or d.allow_multiple_allocations or d.binds_to_node or d.consumes_counters
+                 or d.binding_conditions or d.binding_failure_conditions
                  or any(c.request_policy is not None for c in d.capacity.values()))
             for d in index.slices[pos].spec.devices)
     return found
