@@ -82,8 +82,6 @@ KINDS: tuple[Kind, ...] = (
          "device classes are not modelled: every pod that claims devices is unschedulable (class does not exist)"),
     Kind("ResourceSlice", "resource.k8s.io/v1", "resourceslices", False,
          "resource slices are not modelled: no node has devices to allocate"),
-    Kind("DeviceTaintRule", "resource.k8s.io/v1", "devicetaintrules", False,
-         "device taint rules are not modelled: only the taints slices publish keep devices out (v1.37)"),
     Kind("ResourceClaimTemplate", "resource.k8s.io/v1", "resourceclaimtemplates", True,
          "claim templates are not modelled: simulate makes no claims for pods that name one"),
     Kind("ResourceClaim", "resource.k8s.io/v1", "resourceclaims", True,
