@@ -184,10 +184,19 @@ def test_a_device_taint_rule_taints_the_devices_it_selects_from_v1_37(tmp_path, 
     ({"kind": "DeviceTaintRule", "metadata": {"name": "r"},
       "spec": {"deviceSelector": {"driver": "gpu.example.com"}, "taint": {"key": "example.com/x"}}},
      "field spec.taint.effect: Required value"),
+    ({"kind": "ResourceSlice", "metadata": {"name": "s"},
+      "spec": {"driver": "gpu.example.com", "nodeName": "n", "pool": {"name": "p", "resourceSliceCount": 1},
+               "devices": [{"name": "d", "bindingConditions": ["Attached"]}]}},
+     "field spec.devices[0].bindingFailureConditions: Invalid value: []: bindingFailureConditions are required "
+     "to use bindingConditions"),
+    ({"kind": "ResourceSlice", "metadata": {"name": "s"},
+      "spec": {"driver": "gpu.example.com", "nodeName": "n", "pool": {"name": "p", "resourceSliceCount": 1},
+               "sharedCounters": [{"name": "mem"}]}},
+     "field spec.sharedCounters[0].counters: Required value"),
 ])
-def test_device_taints_and_tolerations_are_validated_as_the_api_server_does(raw, problem):
-    """validateDeviceTaint and validateDeviceToleration (pkg/apis/resource/validation, the same
-    in v1.35 to v1.37)."""
+def test_new_dra_fields_are_validated_as_the_api_server_does(raw, problem):
+    """validateDeviceTaint, validateDeviceToleration, validateDeviceBindingParameters and
+    validateCounterSet (pkg/apis/resource/validation, the same in v1.35 to v1.37)."""
     from policylang.diagnostics import InputError
     with pytest.raises(InputError, match=re.escape(problem)):
         structure_object({"apiVersion": "resource.k8s.io/v1", **raw}, "<test>")

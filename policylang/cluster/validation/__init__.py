@@ -25,8 +25,8 @@ from .core import (Problem, claim_spec, container_port, label_selector, label_se
                    node_selector_requirement, object_meta, pod_affinity_term, pod_spec,
                    preferred_term, priority_class, resource_requirements, service_spec, storage_class, taint,
                    toleration, topology_spread_constraint, volume_spec)
-from .resource import (consumer_reference, device, device_attribute, device_claim, device_class_spec, device_taint,
-                       device_toleration,
+from .resource import (consumer_reference, counter_set, device, device_attribute, device_claim, device_class_spec,
+                       device_counter_consumption, device_taint, device_toleration,
                        device_request, device_request_allocation_result, device_selector, device_sub_request,
                        exact_device_request, resource_claim, resource_slice_spec)
 
@@ -63,6 +63,8 @@ CHECKS: dict[str, Callable[[object], Iterator[Problem]]] = {
     "ResourceSliceSpec": resource_slice_spec,
     "DeviceTaint": device_taint,
     "DeviceToleration": device_toleration,
+    "CounterSet": counter_set,
+    "DeviceCounterConsumption": device_counter_consumption,
 }
 
 

@@ -273,6 +273,9 @@ def device_class_spec(s: model.DeviceClassSpec) -> Iterator[Problem]:
     yield from _too_many(s.config, DEVICE_CONFIG_MAX_SIZE, "config")
 
 
+# BindingConditionsMaxSize, BindingFailureConditionsMaxSize (pkg/apis/resource/types.go).
+BINDING_CONDITIONS_MAX_SIZE = 4
+BINDING_FAILURE_CONDITIONS_MAX_SIZE = 4
 # validDeviceTaintEffects (sets.List: sorted) and validDeviceTolerationOperators, v1.35 to v1.37.
 DEVICE_TAINT_EFFECTS = ("NoExecute", "NoSchedule", "None")
 DEVICE_TOLERATION_OPERATORS = ("Equal", "Exists")
@@ -350,6 +353,64 @@ def device(d: model.Device) -> Iterator[Problem]:
         yield from _qualified_name(key, f"attributes[{key}]")
     for key in d.capacity:
         yield from _qualified_name(key, f"capacity[{key}]")
+    yield from _binding_parameters(d.binding_conditions, d.binding_failure_conditions)
+
+
+def _binding_parameters(conditions, failures) -> Iterator[Problem]:
+    """validateDeviceBindingParameters: at most 4 of each, each a label name, no duplicates, no
+    overlap, and both or neither."""
+    for field_name, items, limit in (("bindingConditions", conditions, BINDING_CONDITIONS_MAX_SIZE),
+                                     ("bindingFailureConditions", failures, BINDING_FAILURE_CONDITIONS_MAX_SIZE)):
+        if len(items) > limit:
+            yield field_name, E.too_many(len(items), limit)
+        for i, item in enumerate(items):
+            problem = _key_problem(item)
+            if problem:
+                yield f"{field_name}[{i}]", problem
+    seen: set[str] = set()
+    for i, c in enumerate(conditions):
+        if c in seen:
+            yield f"bindingConditions[{i}]", E.duplicate(c)
+        seen.add(c)
+    seen_failures: set[str] = set()
+    for i, c in enumerate(failures):
+        if c in seen_failures:
+            yield f"bindingFailureConditions[{i}]", E.duplicate(c)
+        seen_failures.add(c)
+        if c in conditions:
+            yield f"bindingFailureConditions[{i}]", E.invalid(c, "bindingFailureConditions must not overlap with "
+                                                                 "bindingConditions")
+    if not conditions and failures:
+        yield "bindingConditions", E.invalid(list(conditions), "bindingConditions are required to use "
+                                                                "bindingFailureConditions")
+    if not failures and conditions:
+        yield "bindingFailureConditions", E.invalid(list(failures), "bindingFailureConditions are required to use "
+                                                                     "bindingConditions")
+
+
+def counter_set(c: model.CounterSet) -> Iterator[Problem]:
+    """validateCounterSet: a DNS-label name; counters required, each named as a DNS label."""
+    if not c.name:
+        yield "name", E.required()
+    else:
+        yield from _dns_label(c.name, "name")
+    if not c.counters:
+        yield "counters", E.required()
+    for key in c.counters:
+        yield from _dns_label(key, f"counters[{key}]")
+
+
+def device_counter_consumption(c: model.DeviceCounterConsumption) -> Iterator[Problem]:
+    """validateDeviceCounterConsumption: the counter set's name (a DNS label) and the counters
+    consumed, required, each named as a DNS label."""
+    if not c.counter_set:
+        yield "counterSet", E.required()
+    else:
+        yield from _dns_label(c.counter_set, "counterSet")
+    if not c.counters:
+        yield "counters", E.required()
+    for key in c.counters:
+        yield from _dns_label(key, f"counters[{key}]")
 
 
 def resource_slice_spec(s: model.ResourceSliceSpec) -> Iterator[Problem]:
