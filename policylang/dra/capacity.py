@@ -40,7 +40,7 @@ def fits(consumed: Mapping[str, Quantity], request: Optional[model.CapacityRequi
         return False
     wanted = {}
     for name, cap in capacity.items():
-        amount = consumed_amount(requests.get(name), cap, fractional, version)
+        amount = _named(name, requests.get(name), cap, fractional, version)
         if version != "1.36" and amount.nanos < 0:
             raise CapacityError(f'capacity "{name}": capacity value is negative')
         wanted[name] = amount
@@ -66,7 +66,15 @@ def consumed_from_request(request: Optional[model.CapacityRequirements],
     """GetConsumedCapacityFromRequest: what an allocation of the device consumes of each of
     its capacities."""
     requests = request.requests if request is not None else {}
-    return {name: consumed_amount(requests.get(name), cap, fractional, version) for name, cap in capacity.items()}
+    return {name: _named(name, requests.get(name), cap, fractional, version) for name, cap in capacity.items()}
+
+
+def _named(name: str, requested, cap, fractional: bool, version: str) -> Quantity:
+    """consumed_amount, its error wrapped with the capacity's name as v0.37.2 wraps it."""
+    try:
+        return consumed_amount(requested, cap, fractional, version)
+    except CapacityError as err:
+        raise CapacityError(f'capacity "{name}": {err}') from None
 
 
 def consumed_amount(requested: Optional[Quantity], cap: model.DeviceCapacity, fractional: bool = False,
