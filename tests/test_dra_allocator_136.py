@@ -13,6 +13,7 @@ from pathlib import Path
 import attrs
 import pytest
 import yaml
+from hypothesis import given, strategies as st
 
 from dra_cel_double import install
 
@@ -21,9 +22,10 @@ install()   # before policylang.dra.structured imports policylang.dra.cel
 from policylang.api import model  # noqa: E402
 from policylang.api.quantity import parse_quantity  # noqa: E402
 from policylang.cluster.load import structure_object  # noqa: E402
-from policylang.dra.structured import FEATURES as BY_VERSION, AllocationError, Features, allocate  # noqa: E402
+from policylang.dra.structured import (FEATURES as BY_VERSION, AllocationError, DeviceID, Features,  # noqa: E402
+                                       allocate, slice_index)
 
-from test_dra_allocator import _device_id, _typed  # noqa: E402
+from test_dra_allocator import CLASSES, DRIVERS, _claim, _device_id, _node, _request, _slice, _typed  # noqa: E402
 
 HERE = Path(__file__).parent / "conformance" / "dra"
 FILES = {"1.36": HERE / "allocator_136.yaml", "1.37": HERE / "allocator_137.yaml"}
@@ -128,11 +130,6 @@ def test_the_tables_cover_every_feature_of_the_versions():
 
 
 # ---- properties ----------------------------------------------------------------------------
-
-from hypothesis import given, strategies as st  # noqa: E402
-
-from policylang.dra.structured import DeviceID, slice_index  # noqa: E402
-from test_dra_allocator import CLASSES, DRIVERS, _claim, _node, _request, _slice  # noqa: E402
 
 _KINDS = [{}, {"attributes": {"numa": {"int": 0}}},
           {"taints": [{"key": "example.com/t", "value": "x", "effect": "NoSchedule"}]},

@@ -12,19 +12,16 @@ import json
 import re
 from pathlib import Path
 
-import attrs
 import pytest
 
-from policylang import load_cluster, load_objects, load_plans
+from policylang import load_cluster, load_plans
 from policylang.cli import main
-from policylang.cluster import resourceclaims
 from policylang.cluster.load import structure_object
 from policylang.forecast.simulate import simulate
 from policylang.run.schedule import EXECUTORS, Executable, schedule
 from policylang.target import make_target
 
 ROOT = Path(__file__).parent.parent
-DRA = ROOT / "examples" / "dra"
 HERE = ROOT / "examples" / "dra-137"
 FIXTURES = Path(__file__).parent / "fixtures"
 
