@@ -1184,7 +1184,7 @@ _CLAIM_KINDS = st.sampled_from(["new"] * 6 + ["shared"] * 3 + ["template"] * 2 +
 @lru_cache(maxsize=None)
 @st.composite
 def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: int = 4,
-                  one_pool_per_node: bool = False, orphans: bool = True) -> DraScenario:
+                  one_pool_per_node: bool = False, orphans: bool = True, new_fields: bool = False) -> DraScenario:
     """Nodes (as :func:`clusters` draws them, without inter-pod terms), DeviceClasses,
     ResourceSlices, the Namespaces (the admin one labelled), bound pods holding allocated
     claims, and pending pods with 1-3 claims each.
@@ -1193,7 +1193,9 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
     order in which the allocator visits pools, which upstream leaves to a Go map, cannot
     matter (see test_oracle_dra.py). ``orphans``: some allocated claims are left by their pod
     (reservedFor empty, as once the pod is gone), which DynamicResources' PostFilter deallocates
-    when a pod that shares one cannot be scheduled."""
+    when a pod that shares one cannot be scheduled. ``new_fields`` (for v1.36+, see
+    :func:`_new_dra_fields`): device taints and request tolerations, shared counters, devices
+    that allow multiple allocations and capacity requests."""
     base = _cluster(draw, min_nodes=1, max_nodes=max_nodes, max_pods=4, affinity=False)
     plain = []
     for node in base.nodes:
@@ -1342,4 +1344,89 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
             claims.append(claim)
         pod["spec"]["resourceClaims"] = refs
         pending.append(pod)
+    if new_fields:
+        others = _new_dra_fields(draw, others)
     return DraScenario(Cluster(base.nodes, tuple(bound), tuple(others)), tuple(pending))
+
+
+TAINT_KEY = "example.com/health"
+_TAINTS = st.sampled_from([{"key": TAINT_KEY, "value": "bad", "effect": "NoSchedule"},
+                           {"key": TAINT_KEY, "value": "bad", "effect": "NoExecute"},
+                           {"key": TAINT_KEY, "value": "maintenance", "effect": "NoSchedule"},
+                           {"key": TAINT_KEY, "value": "bad", "effect": "None"}])
+_TOLERATIONS = st.sampled_from([{"key": TAINT_KEY, "operator": "Exists"},
+                                {"key": TAINT_KEY, "operator": "Equal", "value": "bad"},
+                                {"key": TAINT_KEY, "operator": "Equal", "value": "bad", "effect": "NoSchedule"},
+                                {"operator": "Exists", "effect": "NoExecute"}])
+# A device shared by allocations: its memory in steps of 8Gi from 8Gi, 8Gi by default.
+_SHARED_MEMORY = {"value": "40Gi", "requestPolicy": {"default": "8Gi",
+                                                     "validRange": {"min": "8Gi", "step": "8Gi"}}}
+
+
+def _new_dra_fields(draw, others: list) -> list:
+    """The DRA fields of features on by default from v1.36 (DRADeviceTaints,
+    DRAPartitionableDevices, DRAConsumableCapacity), on objects dra_scenarios drew: some devices
+    tainted (NoSchedule, NoExecute, or None, which does not count), some requests tolerating;
+    some node pools partitioned, with a slice of shared counters (memory the devices consume
+    40Gi each of) beside the devices' slice; some devices shared (allowMultipleAllocations, a
+    memory capacity with a request policy) and some requests asking for memory; now and then a
+    distinctAttribute constraint."""
+    out = []
+    for obj in others:
+        obj = copy.deepcopy(obj)
+        if obj["kind"] == "ResourceSlice":
+            spec = obj["spec"]
+            for device in spec["devices"]:
+                if maybe(draw, 1, 5):
+                    device["taints"] = [draw(_TAINTS)]
+                if maybe(draw, 1, 6):
+                    device["allowMultipleAllocations"] = True
+                    device["capacity"] = {"memory": dict(_SHARED_MEMORY)}
+            partition = ("nodeName" in spec and spec["pool"]["resourceSliceCount"] == 1
+                         and not any(d.get("allowMultipleAllocations") for d in spec["devices"]) and maybe(draw, 1, 4))
+            if partition:
+                spec["pool"]["resourceSliceCount"] = 2
+                for device in spec["devices"]:
+                    device["consumesCounters"] = [{"counterSet": "mem",
+                                                   "counters": {"memory": {"value": "40Gi"}}}]
+                out.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                            "metadata": {"name": f"{obj['metadata']['name']}-counters"},
+                            "spec": {"driver": spec["driver"], "nodeName": spec["nodeName"],
+                                     "pool": dict(spec["pool"]),
+                                     "sharedCounters": [{"name": "mem", "counters": {
+                                         "memory": {"value": draw(sampled(("40Gi", "80Gi", "120Gi")))}}}]}})
+        elif obj["kind"] in ("ResourceClaim", "ResourceClaimTemplate") and not obj.get("status"):
+            spec = obj["spec"]["spec"] if obj["kind"] == "ResourceClaimTemplate" else obj["spec"]
+            for request in spec["devices"]["requests"]:
+                for exact in [request["exactly"]] if "exactly" in request else request["firstAvailable"]:
+                    if maybe(draw, 1, 3):
+                        exact["tolerations"] = [draw(_TOLERATIONS)]
+                    if maybe(draw, 1, 4) and exact.get("allocationMode") != "All":
+                        exact["capacity"] = {"requests": {"memory": draw(sampled(("8Gi", "12Gi", "16Gi", "48Gi")))}}
+            if maybe(draw, 1, 8) and len(spec["devices"]["requests"]) > 1:
+                spec["devices"].setdefault("constraints", []).append({"distinctAttribute": "gpu.example.com/index"})
+        out.append(obj)
+    slices = [o for o in out if o["kind"] == "ResourceSlice" and o["spec"].get("devices")]
+    shared = {(o["spec"]["driver"], o["spec"]["pool"]["name"], d["name"]) for o in slices for d in o["spec"]["devices"]
+              if d.get("allowMultipleAllocations")}
+    for n, claim in enumerate(o for o in out if o["kind"] == "ResourceClaim" and o.get("status")):
+        # An allocated claim holding a shared device holds a share of it (a shareID, and the
+        # capacity it consumes), or the whole device (no shareID: no other share fits beside it).
+        for m, result in enumerate(claim["status"]["allocation"]["devices"]["results"]):
+            if (result["driver"], result["pool"], result["device"]) in shared and maybe(draw, 2, 3):
+                result["shareID"] = f"00000000-0000-4000-8000-{n:06d}{m:06d}"
+                result["consumedCapacity"] = {"memory": draw(sampled(("8Gi", "16Gi", "40Gi")))}
+    for i in range(draw(integers(0, 2)) if slices and maybe(draw, 1, 3) else 0):
+        # DeviceTaintRules (v1.37 applies them; v1.36 leaves DRADeviceTaintRules off): a device, a
+        # pool or a driver's devices, now and then no selector at all (which selects none).
+        spec = drawn_from(draw, slices)["spec"]
+        selector = drawn_from(draw, [{"driver": spec["driver"], "pool": spec["pool"]["name"],
+                                      "device": drawn_from(draw, spec["devices"])["name"]},
+                                     {"driver": spec["driver"], "pool": spec["pool"]["name"]},
+                                     {"driver": spec["driver"]}, None])
+        rule = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": f"rule-{i}"},
+                "spec": {"taint": draw(_TAINTS)}}
+        if selector is not None:
+            rule["spec"]["deviceSelector"] = selector
+        out.append(rule)
+    return out

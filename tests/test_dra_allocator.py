@@ -82,7 +82,7 @@ def _device_id(text: str) -> DeviceID:
     return DeviceID(driver, pool, device)
 
 
-def _run(case: dict):
+def _run(case: dict, version: str = "1.35"):
     objects = [_typed(raw) for raw in case.get("objects") or []]
     classes = {o.metadata.name: o for o in objects if isinstance(o, model.DeviceClass)}
     slices = [o for o in objects if isinstance(o, model.ResourceSlice)]
@@ -90,7 +90,7 @@ def _run(case: dict):
         structure_object({"kind": "Node", "metadata": case["node"]}, "allocator.yaml", validate=False)
     claims = [_typed(raw) for raw in case.get("claims") or []]
     allocated = frozenset(_device_id(d) for d in case.get("allocated") or [])
-    features = Features(**{FEATURES[f]: True for f in case.get("features") or []})
+    features = Features(**{FEATURES[f]: True for f in case.get("features") or []}, kubernetes=version)
     return allocate(node, claims, classes=classes, slices=slices, allocated=allocated, features=features)
 
 
@@ -123,7 +123,34 @@ def test_upstream_case(case):
     assert list(got) == want
 
 
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_upstream_case_with_the_v1_36_allocator(case):
+    """v1.35's table under v1.36's allocator (v0.36.3 incubating) with each case's features:
+    upstream runs its shared table against every implementation whose features cover the
+    case's, and its matchers compare as sets; the outcomes are the same, only pools now come in
+    order of driver and name."""
+    expect = case["expect"]
+    if "error" in expect or "error_contains" in expect:
+        with pytest.raises(AllocationError) as err:
+            _run(case, "1.36")
+        assert (expect.get("error") or expect["error_contains"]) in str(err.value)
+        return
+    got = _run(case, "1.36")
+    if expect.get("unsatisfiable") or not expect["allocations"]:
+        assert not got
+        return
+    assert got is not None
+    assert [_comparable(r) for r in got] == [_comparable(_allocation(a)) for a in expect["allocations"]]
+
+
 # ---- properties and the rest of the API ----------------------------------------------------
+
+VERSIONS = ("1.35", "1.36", "1.37")
+
+
+def _features(version: str) -> Features:
+    from policylang.dra.structured import FEATURES as BY_VERSION
+    return BY_VERSION[version]
 
 
 DRIVERS = ("driver-a", "driver-b")
@@ -184,13 +211,14 @@ def _brute_force(devices, allocated, claims) -> bool:
     return True
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 @given(problems())
-def test_allocations_are_sound_and_complete(problem):
+def test_allocations_are_sound_and_complete(version, problem):
     """An allocation uses free devices of each request's class, each device once, as many as
     asked; and there is none exactly when no assignment exists (requests independent of each
     other here, so counting by driver decides it)."""
     slices, devices, allocated, claims = problem
-    got = allocate(_node(), claims, classes=CLASSES, slices=slices, allocated=allocated)
+    got = allocate(_node(), claims, classes=CLASSES, slices=slices, allocated=allocated, features=_features(version))
     assert (got is not None) == _brute_force(devices, allocated, claims)
     if got is None:
         return
@@ -204,12 +232,15 @@ def test_allocations_are_sound_and_complete(problem):
                                                  .spec.selectors[0].cel.expression.split('"')[1]}
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 @given(problems())
-def test_the_same_question_gets_the_same_answer(problem):
+def test_the_same_question_gets_the_same_answer(version, problem):
     """Deterministic, and the same with a fresh index as with the one kept for the slices."""
     slices, _, allocated, claims = problem
-    kept = allocate(_node(), claims, classes=CLASSES, slices=slices, allocated=allocated)
-    again = allocate(_node(), claims, classes=CLASSES, slices=slice_index(list(slices)), allocated=allocated)
+    features = _features(version)
+    kept = allocate(_node(), claims, classes=CLASSES, slices=slices, allocated=allocated, features=features)
+    again = allocate(_node(), claims, classes=CLASSES, slices=slice_index(list(slices)), allocated=allocated,
+                     features=features)
     assert kept == again
 
 
@@ -365,12 +396,14 @@ def _some_assignment(slices, claim) -> bool:
     return False
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 @given(constrained())
-def test_the_search_finds_a_solution_whenever_one_exists(problem):
+def test_the_search_finds_a_solution_whenever_one_exists(version, problem):
     """The search is exhaustive: with a matchAttribute constraint it fails only when no
-    assignment of devices would keep it, and what it returns keeps it."""
+    assignment of devices would keep it, and what it returns keeps it (v1.36's search tries
+    each set of devices once instead of each ordering: it finds the same)."""
     slices, [claim] = problem
-    got = allocate(_node(), [claim], classes=CLASSES, slices=slices)
+    got = allocate(_node(), [claim], classes=CLASSES, slices=slices, features=_features(version))
     assert (got is not None) == _some_assignment(slices, claim)
     if got is not None and claim.spec.devices.constraints:
         constraint = claim.spec.devices.constraints[0]
@@ -398,13 +431,16 @@ def fleets(draw):
     return [_node(f"node-{n}") for n in range(len(slices))], slices, allocated, claim
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 @given(fleets())
-def test_nodes_that_look_alike_share_a_search_without_sharing_devices(fleet):
+def test_nodes_that_look_alike_share_a_search_without_sharing_devices(version, fleet):
     """A node whose pools look like an earlier node's gets that node's outcome by position:
     the same as its own search would give, with its own devices and node selector."""
     nodes, slices, allocated, claim = fleet
     shared = slice_index(slices)
+    features = _features(version)
     for node in nodes:
-        kept = allocate(node, [claim], classes=CLASSES, slices=shared, allocated=allocated)
-        alone = allocate(node, [claim], classes=CLASSES, slices=slice_index(list(slices)), allocated=allocated)
+        kept = allocate(node, [claim], classes=CLASSES, slices=shared, allocated=allocated, features=features)
+        alone = allocate(node, [claim], classes=CLASSES, slices=slice_index(list(slices)), allocated=allocated,
+                         features=features)
         assert kept == alone

@@ -406,7 +406,7 @@ ALLOCATION = anon_record([("results", list_of(record("AllocationResult"))), ("fa
 
 @builtin("allocate_claims", [record("Node"), list_of(record("ResourceClaim")), STRING], ALLOCATION,
          "The structured-parameters allocator (policylang/dra/structured.py, structured.Allocator's Allocate) "
-         "of Kubernetes version (\"1.34\" or \"1.35\": kubernetes.version) "
+         "of Kubernetes version (\"1.34\" to \"1.37\": kubernetes.version) "
          "for these claims together on the node, with the ResourceSlices the node can reach, the device "
          "classes and the devices other claims hold: {results, failure}. results: one AllocationResult per "
          "claim, in order, or null when they cannot all be allocated there; failure: upstream's text when the "

@@ -52,8 +52,8 @@ API_VERSIONS = {"Node": "v1", "Pod": "v1", "Namespace": "v1", "Service": "v1", "
                 "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1", "StorageClass": "storage.k8s.io/v1",
                 "CSINode": "storage.k8s.io/v1", "CSIDriver": "storage.k8s.io/v1",
                 "CSIStorageCapacity": "storage.k8s.io/v1", "VolumeAttachment": "storage.k8s.io/v1",
-                **dict.fromkeys(("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"),
-                                "resource.k8s.io/v1")}
+                **dict.fromkeys(("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice",
+                                 "DeviceTaintRule"), "resource.k8s.io/v1")}
 
 
 def dump_object(obj) -> dict:

@@ -50,6 +50,7 @@ KINDS: dict[str, str] = {
     "ResourceClaim": "ResourceClaim",
     "ResourceClaimTemplate": "ResourceClaimTemplate",
     "ResourceSlice": "ResourceSlice",
+    "DeviceTaintRule": "DeviceTaintRule",
 }
 
 

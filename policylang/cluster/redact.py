@@ -256,6 +256,10 @@ TABLE: dict[str, dict[str, "str | Into"]] = {
     "ResourceSliceSpec": dict(driver=KEEP, pool=INTO, nodeName=HASH, nodeSelector=INTO, allNodes=KEEP,
                               perDeviceNodeSelection=KEEP, devices=INTO, sharedCounters=INTO),
     "ResourceSlice": dict(kind=KEEP, metadata=INTO, spec=INTO),
+    # A rule's selector names a pool and a device as slices do (hashed alike, so it still selects them).
+    "DeviceTaintSelector": dict(driver=KEEP, pool=HASH, device=HASH),
+    "DeviceTaintRuleSpec": dict(deviceSelector=INTO, taint=INTO),
+    "DeviceTaintRule": dict(kind=KEEP, metadata=INTO, spec=INTO),
 }
 
 _INTEGER = re.compile(r"-?[0-9]+")

@@ -61,6 +61,9 @@ class ClusterState:
         self.resource_claim_templates: dict[tuple[str, str], model.ResourceClaimTemplate] = {}
         self.device_classes: dict[str, model.DeviceClass] = {}
         self.resource_slices: list[model.ResourceSlice] = []
+        # DeviceTaintRules (resource.k8s.io/v1, v1beta2): v1.37's allocator sees their taints on
+        # the devices they select (cluster/indexes/dra.py).
+        self.device_taint_rules: list[model.DeviceTaintRule] = []
         # Pending pods with status.nominatedNodeName (the scheduling queue's PodNominator):
         # filters count them on their nominated node, as if already there.
         self.nominated: dict[str, model.Pod] = {}
@@ -138,6 +141,8 @@ class ClusterState:
                 state.device_classes[obj.metadata.name] = obj
             elif isinstance(obj, model.ResourceSlice):
                 state.resource_slices.append(obj)
+            elif isinstance(obj, model.DeviceTaintRule):
+                state.device_taint_rules.append(obj)
         state.persistent_volumes = dict(sorted(state.persistent_volumes.items()))
         state.nodes = dict(sorted(state.nodes.items()))
         state.node_index = {name: i for i, name in enumerate(state.nodes)}
@@ -260,7 +265,8 @@ class ClusterState:
                 *self.services, *self.workloads, *self.pdbs, *self.storage_classes.values(),
                 *self.persistent_volumes.values(), *self.claims.values(), *self.csi_nodes.values(),
                 *self.csi_drivers.values(), *self.csi_storage_capacities, *self.volume_attachments,
-                *self.device_classes.values(), *self.resource_slices, *self.resource_claim_templates.values(),
+                *self.device_classes.values(), *self.resource_slices, *self.device_taint_rules,
+                *self.resource_claim_templates.values(),
                 *self.resource_claims.values(), *self.pods]
 
     def with_nodes(self, nodes: list[model.Node], removed: Iterable[str] = ()) -> "ClusterState":

@@ -75,6 +75,9 @@ class Device:
     driver: str
     attributes: Mapping[str, "bool | int | str | Version"] = attrs.field(factory=dict)
     capacity: Mapping[str, Quantity] = attrs.field(factory=dict)
+    # From v1.36 (DRAConsumableCapacity on) the scheduler passes the device's
+    # allowMultipleAllocations (allocator_incubating.go selectorsMatch); v1.35 leaves it false.
+    allow_multiple_allocations: bool = False
 
 
 
@@ -276,4 +279,4 @@ def _convert(device: Device) -> _DeviceValue:
     for name, q in device.capacity.items():
         domain, ident = _split_name(name, device.driver)
         capacity.setdefault(domain, {})[ident] = q
-    return _DeviceValue(device.driver, attributes, capacity)
+    return _DeviceValue(device.driver, attributes, capacity, bool(device.allow_multiple_allocations))

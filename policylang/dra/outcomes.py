@@ -6,6 +6,7 @@ their slices: createNodeSelector of allocator_incubating.go)."""
 from __future__ import annotations
 
 import functools
+import uuid
 from typing import Optional, Sequence
 
 from ..api import model
@@ -38,13 +39,54 @@ def _materialize(positional, claims, view: _NodeView, index: SliceIndex):
     if positional is None:
         return None
     out = []
-    for claim, (devices, config) in zip(claims, positional):
-        results = tuple(_device_result(name, view.reachable[p], admin, tolerations)
-                        for name, p, admin, tolerations in devices)
-        selector = _node_selector(index, claim, [view.places[p][0] for _, p, _, _ in devices])
+    for ci, (claim, (devices, config)) in enumerate(zip(claims, positional)):
+        results = tuple(_device_result(name, view.reachable[p], admin, tolerations, extra,
+                                       _share_id(claim, ci, i, view.reachable[p]) if extra and extra[3] else None)
+                        for i, (name, p, admin, tolerations, extra) in enumerate(devices))
+        if any(extra for *_, extra in devices):
+            selector = _node_selector_136(index, claim, [view.places[p] for _, p, _, _, _ in devices], view.node)
+        else:
+            selector = _node_selector(index, claim, [view.places[p][0] for _, p, _, _, _ in devices])
         out.append(model.AllocationResult(devices=model.DeviceAllocationResult(results=results, config=config),
                                           node_selector=selector))
     return tuple(out)
+
+
+def _share_id(claim, ci: int, i: int, device) -> str:
+    """The shareID of a result that is one share of a device. Upstream draws a random UUID
+    (GenerateNewShareID); policylang derives one from the claim, the result and the device, so
+    that a decision is reproducible. Only its presence is read by scheduling (AllocatedSharedDeviceIDs)."""
+    meta = claim.metadata
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"policylang:{meta.namespace}/{meta.name}/{meta.uid}/{ci}/{i}/{device}"))
+
+
+def _node_selector_136(index: SliceIndex, claim, places, node) -> Optional[model.NodeSelector]:
+    """createNodeSelector of v1.36+: a device with perDeviceNodeSelection says where it is
+    itself; a node-local device, or one that binds to its node, pins the allocation to the
+    node it was allocated on."""
+    fields: list[model.NodeSelectorRequirement] = []
+    expressions: list[model.NodeSelectorRequirement] = []
+    for pos, di in places:
+        spec = index.slices[pos].spec
+        device = spec.devices[di]
+        if spec.per_device_node_selection:
+            node_name, selector = device.node_name, device.node_selector
+        else:
+            node_name, selector = spec.node_name, spec.node_selector
+        if node_name is not None or device.binds_to_node:
+            return _local_node_selector(node.metadata.name)
+        if selector is not None:
+            terms = selector.node_selector_terms
+            if len(terms) == 1:
+                _add_new(terms[0].match_fields, fields)
+                _add_new(terms[0].match_expressions, expressions)
+            elif len(terms) > 1:
+                raise AllocationError(f"create NodeSelector for claim {claim.metadata.name}: "
+                                      f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
+    if fields or expressions:
+        return model.NodeSelector(node_selector_terms=(model.NodeSelectorTerm(
+            match_expressions=tuple(expressions), match_fields=tuple(fields)),))
+    return None
 
 
 def _spec_key(claim: model.ResourceClaim):
@@ -114,11 +156,19 @@ def _node_selector(index: SliceIndex, claim, positions: Sequence[int]) -> Option
 
 
 @functools.lru_cache(maxsize=65536)
-def _device_result(request: str, device: DeviceID, admin_access, tolerations) -> model.DeviceRequestAllocationResult:
+def _device_result(request: str, device: DeviceID, admin_access, tolerations, extra=(),
+                   share_id=None) -> model.DeviceRequestAllocationResult:
     """One result (frozen, so the same one serves every allocation that takes the device)."""
+    if not extra:
+        return model.DeviceRequestAllocationResult(request=request, driver=device.driver, pool=device.pool,
+                                                   device=device.device, admin_access=admin_access,
+                                                   tolerations=tolerations)
+    binding, failure, _, _, consumed = extra
     return model.DeviceRequestAllocationResult(request=request, driver=device.driver, pool=device.pool,
                                                device=device.device, admin_access=admin_access,
-                                               tolerations=tolerations)
+                                               tolerations=tolerations, binding_conditions=binding,
+                                               binding_failure_conditions=failure, share_id=share_id,
+                                               consumed_capacity=dict(consumed))
 
 
 @functools.lru_cache(maxsize=65536)

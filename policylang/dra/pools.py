@@ -42,6 +42,12 @@ class Pool:
     invalid_reason: str = ""
     slices: tuple[int, ...] = ()   # positions in the SliceIndex of the slices targeting the node
     usable: bool = True            # whether the search takes devices from it (v1.34: incomplete ones too)
+    # From v1.36 (partitionable devices): the pool's counter sets, by name, in the order found;
+    # the slices of the pool's generation that do not target the node (their allocated devices
+    # consume counters too); whether a device of the node's slices has binding conditions.
+    counter_sets: tuple[model.CounterSet, ...] = ()
+    not_targeting: tuple[int, ...] = ()
+    binding: bool = False
 
     def __str__(self) -> str:
         return f"{self.driver}/{self.pool}"
@@ -81,17 +87,20 @@ class SliceIndex:
         self._slice_kinds: dict[int, tuple[int, ...]] = {}
         self._shapes: dict[tuple, int] = {}     # what the search sees of a node's pools → a number
         self.outcomes: dict[tuple, tuple] = {}
+        self.plain: dict[int, bool] = {}        # slice position → no device the shape misdescribes
 
-    def pools_for(self, node: "model.Node | None", version: str = "1.35") -> tuple[Pool, ...]:
-        return self.view(node, version).pools
+    def pools_for(self, node: "model.Node | None", version: str = "1.35",
+                  partitionable: bool = True) -> tuple[Pool, ...]:
+        return self.view(node, version, partitionable).pools
 
-    def view(self, node: "model.Node | None", version: str = "1.35") -> "_NodeView":
+    def view(self, node: "model.Node | None", version: str = "1.35", partitionable: bool = True) -> "_NodeView":
         """The node's pools and the devices the search can look at, made once per node object
-        (and allocator release: search.Features.kubernetes)."""
-        name = (node.metadata.name if node is not None else None, version)
+        (and allocator release: search.Features.kubernetes; and, from v1.36, whether
+        DRAPartitionableDevices is on, as it is by default)."""
+        name = (node.metadata.name if node is not None else None, version, partitionable)
         kept = self._views.get(name)
         if kept is None or kept.node is not node:
-            kept = self._views[name] = _NodeView(self, node, gather_pools(self, node, version))
+            kept = self._views[name] = _NodeView(self, node, gather_pools(self, node, version, partitionable))
         return kept
 
     def shape(self, pools: tuple[Pool, ...]) -> int:
@@ -110,26 +119,26 @@ class SliceIndex:
                 for d in self.slices[pos].spec.devices)
         return found
 
-    def verdict(self, expression: str, pos: int, index: int) -> "bool | str | cel.CompileError":
+    def verdict(self, expression: str, pos: int, index: int, multi: bool = False) -> "bool | str | cel.CompileError":
         """A selector's verdict on a device (True, False or the text of its runtime error), or
         the selector's CompileError. Kept here by position, and across devices by what CEL
         sees of a device (its driver, attributes and capacity): 500 nodes of the same GPUs
         evaluate a selector once per kind of GPU."""
-        found = self.verdicts.get((expression, pos, index))
+        found = self.verdicts.get((expression, pos, index, multi))
         if found is not None:
             return found
         spec = self.slices[pos].spec
-        key = (expression, spec.driver, _signature(spec.devices[index]))
+        key = (expression, spec.driver, _signature(spec.devices[index]), multi)
         found = _VERDICTS.get(key)
         if found is None:
             compiled = _compiled(expression)
             if isinstance(compiled, cel.CompileError):
                 return compiled
-            found = _evaluate(compiled, _cel_device(spec.driver, spec.devices[index]))
+            found = _evaluate(compiled, _cel_device(spec.driver, spec.devices[index], multi))
             if len(_VERDICTS) >= _VERDICTS_KEPT:
                 _VERDICTS.clear()
             _VERDICTS[key] = found
-        self.verdicts[(expression, pos, index)] = found
+        self.verdicts[(expression, pos, index, multi)] = found
         return found
 
 
@@ -166,13 +175,30 @@ class _NodeView:
         self.reachable = tuple(index.device_ids[pos][di] for pos, di in self.places)
         self.position = {d: i for i, d in enumerate(self.reachable)}
         self.shape = index.shape(pools)
+        # Whether the search sees no more of the node's devices than the shape says: no counters,
+        # no devices that say where they are, no taints, shares, request policies or binding
+        # conditions (whose names the results carry) (v1.36+).
+        self.plain = not any(p.counter_sets or p.not_targeting for p in pools) and all(
+            not index.slices[pos].spec.per_device_node_selection and _plain(index, pos)
+            for p in pools if p.usable for pos in p.slices)
+
+
+def _plain(index: SliceIndex, pos: int) -> bool:
+    found = index.plain.get(pos)
+    if found is None:
+        found = index.plain[pos] = all(
+            not (d.taints or d.allow_multiple_allocations or d.binds_to_node or d.consumes_counters
+                 or d.binding_conditions or d.binding_failure_conditions
+                 or any(c.request_policy is not None for c in d.capacity.values()))
+            for d in index.slices[pos].spec.devices)
+    return found
 
 
 class AllocationErrorText(str):
     """An error a device's attributes make in every CEL evaluation (kept as its text)."""
 
 
-def _cel_device(driver: str, device: model.Device) -> "cel.Device | AllocationErrorText":
+def _cel_device(driver: str, device: model.Device, multi: bool = False) -> "cel.Device | AllocationErrorText":
     attributes = {}
     for name, attr in device.attributes.items():
         # cel/compile.go getAttributeValue
@@ -190,6 +216,8 @@ def _cel_device(driver: str, device: model.Device) -> "cel.Device | AllocationEr
         else:
             return AllocationErrorText(f"attribute {name}: unsupported attribute value")
     capacity = {name: c.value for name, c in device.capacity.items()}
+    if multi:
+        return cel.Device(driver=driver, attributes=attributes, capacity=capacity, allow_multiple_allocations=True)
     return cel.Device(driver=driver, attributes=attributes, capacity=capacity)
 
 
@@ -227,7 +255,16 @@ def node_matches(node: Optional[model.Node], node_name: str, all_nodes: bool,
     return False
 
 
-def gather_pools(index: SliceIndex, node: model.Node, version: str = "1.35") -> tuple[Pool, ...]:
+def gather_pools(index: SliceIndex, node: model.Node, version: str = "1.35",
+                 partitionable: bool = True) -> tuple[Pool, ...]:
+    """GatherPools of ``version``'s allocator: v1.34's and v1.35's below, v1.36's and v1.37's in
+    gather_pools_136."""
+    if version not in ("1.34", "1.35"):
+        return gather_pools_136(index, node, version, partitionable)
+    return _gather_pools_135(index, node, version)
+
+
+def _gather_pools_135(index: SliceIndex, node: model.Node, version: str) -> tuple[Pool, ...]:
     """GatherPools: the pools with devices the node can reach, each from its newest generation
     among the slices for the node; incomplete and invalid ones marked. ``version`` 1.34: v1.34.4's
     (pools_incubating.go), which judges completeness by the slices for the node alone, checks
@@ -290,3 +327,142 @@ def _evaluate(compiled, device) -> "bool | str":
         return bool(compiled.matches(device))
     except cel.EvalError as err:
         return str(err)
+
+
+# ---- v1.36 and v1.37: pools_incubating.go of v0.36.3 and v0.37.2 -----------------------------
+# With their default gates the scheduler's allocator is internal/incubating, with partitionable
+# devices on: slices whose devices each say where they are (perDeviceNodeSelection) and slices
+# of shared counters take part; pools come sorted by driver and name, those with a device with
+# binding conditions last; a pool's slices come sorted by name.
+
+def gather_pools_136(index: SliceIndex, node: Optional[model.Node], version: str,
+                     partitionable: bool = True) -> tuple[Pool, ...]:
+    """GatherPools (v0.36.3 / v0.37.2 pools_incubating.go) for the slices NewAllocator gives a
+    node: those with its nodeName, then those with none (v1.36 also puts every slice with shared
+    counters there, whatever its nodeName)."""
+    node_name = node.metadata.name if node is not None else ""
+    shared_any = version == "1.36"
+    candidates = []
+    for pos, s in enumerate(index.slices):
+        spec = s.spec
+        on_node = bool(spec.node_name) and not (shared_any and spec.shared_counters)
+        if on_node and spec.node_name != node_name:
+            continue
+        candidates.append((0 if on_node else 1, pos))
+    candidates.sort()
+    pools: dict[tuple[str, str], list[int]] = {}
+    for _, pos in candidates:
+        spec = index.slices[pos].spec
+        if not partitionable and (spec.per_device_node_selection is not None or spec.shared_counters):
+            continue    # they need DRAPartitionableDevices
+        if not _relevant(spec, node, shared_any):
+            continue
+        key = (spec.driver, spec.pool.name)
+        have = pools.get(key)
+        # addSlice: an older generation is out of date, a newer one replaces the pool's slices.
+        if have is None or spec.pool.generation > index.slices[have[0]].spec.pool.generation:
+            pools[key] = [pos]
+        elif spec.pool.generation == index.slices[have[0]].spec.pool.generation:
+            have.append(pos)
+    plain, binding = [], []
+    for (driver, pool_name), positions in pools.items():
+        first = index.slices[positions[0]].spec.pool
+        every = None
+        if len(positions) != first.resource_slice_count:
+            # checkSlicesInPool: the pool's slices for other nodes count too (in the state's order).
+            in_pool = index.by_pool[(driver, pool_name)]
+            if any(index.slices[p].spec.pool.generation > first.generation for p in in_pool):
+                continue    # the driver is replacing this generation: ignore the pool
+            every = [p for p in in_pool if index.slices[p].spec.pool.generation == first.generation]
+            if len(every) != first.resource_slice_count:
+                plain.append(Pool(driver, pool_name, incomplete=True, usable=False))
+                continue
+        pool = _build_pool_136(index, driver, pool_name, positions, every, version, partitionable)
+        (binding if pool.binding else plain).append(pool)
+    plain.sort(key=lambda p: (p.driver, p.pool))
+    binding.sort(key=lambda p: (p.driver, p.pool))
+    return tuple(plain + binding)
+
+
+def _relevant(spec: model.ResourceSliceSpec, node, shared_any: bool) -> bool:
+    """Whether GatherPools keeps a slice for the node: v1.36 keeps every slice with shared
+    counters; one with a node name, all nodes or a node selector by NodeMatches; one with
+    perDeviceNodeSelection when one of its devices matches the node; none other."""
+    if shared_any and spec.shared_counters:
+        return True
+    if spec.node_name or spec.all_nodes or spec.node_selector is not None:
+        return node_matches(node, spec.node_name or "", bool(spec.all_nodes), spec.node_selector)
+    if spec.per_device_node_selection:
+        return any(node_matches(node, d.node_name or "", bool(d.all_nodes), d.node_selector) for d in spec.devices)
+    return False
+
+
+def _build_pool_136(index: SliceIndex, driver: str, pool_name: str, positions: list[int],
+                    every: Optional[list[int]], version: str, partitionable: bool = True) -> Pool:
+    """buildPool with partitionable devices: the node's slices sorted by name, split into
+    slices of counter sets and of devices; invalid for a device name twice, a counter set name
+    twice, or a device consuming a counter set or counter the pool does not have."""
+    slices = sorted(positions, key=lambda p: index.slices[p].metadata.name)
+    if not partitionable:
+        invalid = _duplicate_device(index, slices)
+        if invalid is not None:
+            return Pool(driver, pool_name, invalid=True, invalid_reason=invalid, usable=False)
+        return Pool(driver, pool_name, slices=tuple(slices),
+                    binding=any(d.binding_conditions for p in slices for d in index.slices[p].spec.devices))
+    counter_slices = [p for p in slices if index.slices[p].spec.shared_counters]
+    device_slices = [p for p in slices if not index.slices[p].spec.shared_counters]
+    names = {index.slices[p].metadata.name for p in slices}
+    others = [p for p in (every or ()) if index.slices[p].metadata.name not in names] \
+        if every is not None and len(slices) < len(every) else []
+    if version == "1.36":
+        not_targeting = others
+        checked_here = slices
+    else:
+        # v1.37: the counter sets of the pool's slices for other nodes count too.
+        counter_slices += [p for p in others if index.slices[p].spec.shared_counters]
+        not_targeting = [p for p in others if not index.slices[p].spec.shared_counters]
+        checked_here = device_slices
+    invalid = _duplicate_device(index, device_slices)
+    counter_sets: dict[str, model.CounterSet] = {}
+    if invalid is None:
+        for p in counter_slices:
+            for cs in index.slices[p].spec.shared_counters:
+                if cs.name in counter_sets:
+                    invalid = f"duplicate counter set name {cs.name}"
+                    break
+                counter_sets[cs.name] = cs
+            if invalid is not None:
+                break
+    if invalid is None:
+        invalid = _unknown_counter(index, counter_sets, checked_here) or _unknown_counter(index, counter_sets, not_targeting)
+    if invalid is not None:
+        return Pool(driver, pool_name, invalid=True, invalid_reason=invalid, usable=False)
+    binding = any(d.binding_conditions for p in device_slices for d in index.slices[p].spec.devices)
+    return Pool(driver, pool_name, slices=tuple(device_slices), counter_sets=tuple(counter_sets.values()),
+                not_targeting=tuple(not_targeting), binding=binding)
+
+
+def _duplicate_device(index: SliceIndex, positions) -> Optional[str]:
+    """validateDeviceNames."""
+    seen: set[str] = set()
+    for pos in positions:
+        for device in index.slices[pos].spec.devices:
+            if device.name in seen:
+                return f"duplicate device name {device.name}"
+            seen.add(device.name)
+    return None
+
+
+def _unknown_counter(index: SliceIndex, counter_sets: dict, positions) -> Optional[str]:
+    """validateDeviceCounterConsumption (a consumption's counters in name order: upstream walks
+    a Go map)."""
+    for pos in positions:
+        for device in index.slices[pos].spec.devices:
+            for consumption in device.consumes_counters:
+                counter_set = counter_sets.get(consumption.counter_set)
+                if counter_set is None:
+                    return f"counter set {consumption.counter_set} not found"
+                for name in sorted(consumption.counters):
+                    if name not in counter_set.counters:
+                        return f"counter {name} not found in counter set {counter_set.name}"
+    return None

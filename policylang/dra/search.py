@@ -13,10 +13,11 @@ from typing import Optional, Sequence
 import attrs
 
 from ..api import model
+from ..api.quantity import Quantity
 from ..cost import charge
 from ..frozen import frozen
-from . import cel
-from .pools import DeviceID, SliceIndex, _NodeView
+from . import capacity, cel
+from .pools import DeviceID, SliceIndex, _NodeView, node_matches
 
 
 # resourceapi.AllocationResultsMaxSize (k8s.io/api resource/v1 types.go)
@@ -32,12 +33,18 @@ class Features:
     device_taints: bool = False
     partitionable_devices: bool = False
     prioritized_list: bool = False
+    fractional_capacity_range: bool = False
     # Not a gate: the release whose allocator this is. v1.34.4's incubating allocator uses the
     # devices of an incomplete pool, fails the whole attempt on an invalid one ("pool P is
     # invalid: ..."), and judges a pool complete by the slices for the node alone; v1.35.4's skips
     # both kinds and counts every slice of the pool (allocator_incubating.go allocateDevice,
     # pools_incubating.go GatherPools).
     kubernetes: str = "1.35"
+
+    @property
+    def incubating_136(self) -> bool:
+        """Whether this is v1.36's or v1.37's allocator (v0.36.3 / v0.37.2 incubating)."""
+        return self.kubernetes not in ("1.34", "1.35")
 
 
 class AllocationError(Exception):
@@ -65,17 +72,18 @@ class _Request:
     has_admin_access: bool
     selectors: tuple[model.DeviceSelector, ...]
     tolerations: tuple[model.DeviceToleration, ...]
+    capacity: Optional[model.CapacityRequirements] = None
 
 
 def _exact(request: model.DeviceRequest) -> _Request:
     e = request.exactly or model.ExactDeviceRequest(device_class_name="", allocation_mode="", count=0)
     return _Request(request.name, e.device_class_name, e.allocation_mode, e.count, bool(e.admin_access),
-                    e.admin_access is not None, e.selectors, e.tolerations)
+                    e.admin_access is not None, e.selectors, e.tolerations, e.capacity)
 
 
 def _sub(sub: model.DeviceSubRequest) -> _Request:
     return _Request(sub.name, sub.device_class_name, sub.allocation_mode, sub.count, False, False,
-                    sub.selectors, sub.tolerations)
+                    sub.selectors, sub.tolerations, sub.capacity)
 
 
 @attrs.define
@@ -103,6 +111,9 @@ class _DeviceResult:
     admin_access: Optional[bool]
     # The (sub)request's tolerations, which upstream looks up again by the request's name.
     tolerations: tuple[model.DeviceToleration, ...]
+    # v1.36+: what the result carries beyond (binding conditions, consumed capacity, whether it
+    # is one share of a device that allows multiple allocations): see _extra.
+    extra: tuple = ()
 
     def request_name(self) -> str:
         return f"{self.parent}/{self.request}" if self.parent else self.request
@@ -142,6 +153,72 @@ class _MatchAttribute:
             self.num_devices -= 1
 
 
+class _DistinctAttribute:
+    """distinctAttributeConstraint (v1.36+, constraint.go): the devices of the requests it
+    names each have the attribute, with values that differ. As upstream, the values are kept
+    by request name, so the devices of one request replace each other's value."""
+
+    def __init__(self, requests: Sequence[str], attribute: str, by_request: bool = True):
+        self.requests = frozenset(requests)
+        self.attribute_name = attribute
+        # v1.36 keeps one value per request name; v1.37 the value of each device, as a stack.
+        self.by_request = by_request
+        self.attributes: dict = {}
+        self.stack: list[model.DeviceAttribute] = []
+        self.num_devices = 0
+
+    def _applies(self, request: str, sub: str) -> bool:
+        if not self.requests:
+            return True
+        return request in self.requests or (sub != "" and f"{request}/{sub}" in self.requests)
+
+    def add(self, request: str, sub: str, device: model.Device, device_id: DeviceID) -> bool:
+        if not self._applies(request, sub):
+            return True
+        attribute = lookup_attribute(device, device_id, self.attribute_name)
+        if attribute is None:
+            return False
+        if not self.by_request:
+            if not self._distinct_from(attribute, self.stack):
+                return False
+            self.stack.append(attribute)
+            return True
+        if self.num_devices == 0:
+            self.attributes[request] = attribute
+            self.num_devices = 1
+            return True
+        if not self._distinct(attribute):
+            return False
+        self.attributes[request] = attribute
+        self.num_devices += 1
+        return True
+
+    def _distinct(self, attribute: model.DeviceAttribute) -> bool:
+        return self._distinct_from(attribute, self.attributes.values())
+
+    @staticmethod
+    def _distinct_from(attribute: model.DeviceAttribute, values) -> bool:
+        for have in values:
+            for field in ("string", "int_", "bool_", "version"):
+                value = getattr(attribute, field)
+                if value is not None:
+                    if getattr(have, field) is not None and getattr(have, field) == value:
+                        return False
+                    break
+            else:
+                return False
+        return True
+
+    def remove(self, request: str, sub: str) -> None:
+        if not self._applies(request, sub):
+            return
+        if not self.by_request:
+            self.stack.pop()
+            return
+        self.attributes.pop(request, None)
+        self.num_devices -= 1
+
+
 def _same_value(new: model.DeviceAttribute, first: model.DeviceAttribute) -> bool:
     # Versions are semver 2.0.0 in minimal form, so equal versions are equal strings.
     for field in ("string", "int_", "bool_", "version"):
@@ -162,6 +239,36 @@ def lookup_attribute(device: model.Device, device_id: DeviceID, name: str) -> Op
     return device.attributes.get(ident)
 
 
+def _taint_prevents(device: model.Device, request: _Request) -> bool:
+    """taintPreventsAllocation: a NoSchedule or NoExecute taint (other effects, None included,
+    do not count) that none of the request's tolerations tolerates."""
+    for taint in device.taints:
+        if taint.effect in ("NoSchedule", "NoExecute") and \
+                not any(tolerates(t, taint) for t in request.tolerations):
+            return True
+    return False
+
+
+def tolerates(toleration: model.DeviceToleration, taint: model.DeviceTaint) -> bool:
+    """resourceclaim.ToleratesTaint (devicetoleration.go)."""
+    if toleration.effect and toleration.effect != taint.effect:
+        return False
+    if toleration.key and toleration.key != taint.key:
+        return False
+    if toleration.operator in ("", "Equal"):
+        return toleration.value == taint.value
+    return toleration.operator == "Exists"
+
+
+def _extra(device: model.Device, share: bool, consumed: dict, binding: bool) -> tuple:
+    """What a v1.36+ result carries beyond the v1.35 fields, hashable: the device's binding
+    conditions and binding failure conditions (with DeviceBindingAndStatus), whether it binds to
+    the node, whether it is a share, and the capacity the share consumes (by name)."""
+    return ((device.binding_conditions if binding else ()),
+            (device.binding_failure_conditions if binding else ()),
+            bool(device.binds_to_node), share, tuple(sorted(consumed.items())))
+
+
 def _kobj(claim: model.ResourceClaim) -> str:
     """klog.KObj: namespace/name, or the name alone."""
     meta = claim.metadata
@@ -178,14 +285,23 @@ class _Allocation:
     """One Allocate call (upstream's allocator struct): the claims, the pools, the search's
     state (devices being allocated, constraint sets, results)."""
 
-    def __init__(self, node, claims, classes, index: SliceIndex, allocated, features: Features):
+    def __init__(self, node, claims, classes, index: SliceIndex, allocated, features: Features, shared=None):
         self.node = node
         self.claims = claims
         self.classes = classes
         self.index = index
         self.allocated = allocated
         self.features = features
-        self.pools = index.pools_for(node, features.kubernetes)
+        self.pools = index.pools_for(node, features.kubernetes, features.partitionable_devices)
+        # v1.36+ (allocator_incubating.go of v0.36.3 / v0.37.2): the devices shared by
+        # allocations (AllocatedSharedDeviceIDs) with the capacity they consume together
+        # (AggregatedCapacity; {} where the shares name none), the capacity being allocated, the
+        # counters each pool has left once allocated devices took theirs, and those being taken.
+        self.v136 = features.incubating_136
+        self.shared: dict = shared or {}
+        self.allocating_capacity: dict[DeviceID, dict] = {}
+        self.available_counters: dict[tuple[str, str], dict] = {}
+        self.consumed_counters: dict[tuple[str, str], dict] = {}
         self.request_data: dict[tuple[int, int, int], _RequestData] = {}
         self.constraints: list[list[_MatchAttribute]] = [[] for _ in claims]
         self.matches: dict[tuple, dict[DeviceID, bool]] = {}    # by request key, then device
@@ -202,32 +318,58 @@ class _Allocation:
                     if not self.features.prioritized_list:
                         raise AllocationError(f"claim {_kobj(claim)}, request {request.name}: has subrequests, "
                                               "but the DRAPrioritizedList feature is disabled")
+                self._check_capacity_requests(claim, request)
+                if request.first_available:
                     least = sys.maxsize
                     key = (ci, ri, 0)
                     for si, sub in enumerate(request.first_available):
-                        # As upstream: the key a subrequest is checked under is the previous one's
-                        # (it is moved on after the check), which the match cache sees.
+                        # v1.34/v1.35, as upstream: the key a subrequest is checked under is the
+                        # previous one's (it is moved on after the check), which the match cache
+                        # sees. v1.36 checks each under its own.
+                        if self.v136:
+                            key = (ci, ri, si)
                         data = self.validate(_sub(sub), _exact(request), key)
                         key = (ci, ri, si)
                         self.request_data[key] = data
                         least = min(least, data.num_devices)
-                    min_devices += least
                 else:
                     data = self.validate(_exact(request), None, (ci, ri, 0))
                     self.request_data[(ci, ri, 0)] = data
-                    min_devices += data.num_devices
+                    least = data.num_devices
+                if self.features.kubernetes == "1.37" and least > ALLOCATION_RESULTS_MAX_SIZE - min_devices:
+                    # v0.37.2 checks each request against what is left of the limit.
+                    raise AllocationError(f"claim {_kobj(claim)}, request {request.name}: adding {least} devices "
+                                          f"exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}, with "
+                                          f"{min_devices} already accounted for")
+                min_devices += least
             if min_devices > ALLOCATION_RESULTS_MAX_SIZE:
                 raise AllocationError(f"claim {_kobj(claim)}: number of requested devices {min_devices} exceeds "
                                       f"the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
             for i, c in enumerate(claim.spec.devices.constraints):
-                if c.match_attribute is None:
+                if c.match_attribute is not None:
+                    self.constraints[ci].append(_MatchAttribute(c.requests, c.match_attribute))
+                elif c.distinct_attribute is not None and self.v136:
+                    self.constraints[ci].append(_DistinctAttribute(c.requests, c.distinct_attribute,
+                                                                   self.features.kubernetes == "1.36"))
+                else:
                     raise AllocationError(f"claim {_kobj(claim)}, constraint #{i}: empty constraint "
                                           "(unsupported constraint type?)")
-                self.constraints[ci].append(_MatchAttribute(c.requests, c.match_attribute))
             total += min_devices
         # Selecting a device is independent of what is allocated: the search starts a fresh cache.
         self.matches = {}
         return total
+
+    def _check_capacity_requests(self, claim, request: model.DeviceRequest) -> None:
+        """Capacity requests need DRAConsumableCapacity (v1.36's allocator refuses them without)."""
+        if not self.v136 or self.features.consumable_capacity:
+            return
+        if request.exactly is not None and request.exactly.capacity is not None:
+            raise AllocationError(f"claim {_kobj(claim)}, request {request.name}: has capacity requests, "
+                                  "but the DRAConsumableCapacity feature is disabled")
+        for sub in request.first_available:
+            if sub.capacity is not None:
+                raise AllocationError(f"claim {_kobj(claim)}, subrequest {sub.name}: has capacity requests, "
+                                      "but the DRAConsumableCapacity feature is disabled")
 
     def validate(self, request: _Request, parent: Optional[_Request], key) -> _RequestData:
         """validateDeviceRequest."""
@@ -266,12 +408,39 @@ class _Allocation:
                     for di in range(len(self.index.slices[pos].spec.devices)):
                         charge(1)
                         if self.selectable(key, data, pos, di):
-                            data.all_devices.append((self.index.device_ids[pos][di], pos, di))
+                            if self.v136 and self.features.consumable_capacity and \
+                                    not self._all_mode_fits(claim, request, pos, di):
+                                continue
+                            data.all_devices.append((self.index.device_ids[pos][di], pos, di, pool))
             data.num_devices = len(data.all_devices)
         else:
             raise AllocationError(f"claim {_kobj(claim)}, request {request.name}: unsupported count mode "
                                   f"{request.allocation_mode}")
         return data
+
+    def _all_mode_fits(self, claim, request: _Request, pos: int, di: int) -> bool:
+        """An "all" request takes a device only where its capacity allows the request: v1.36 as
+        the search checks it (an error skips the device), v1.37 against the device's capacity
+        alone (remaining capacity is allocateDevice's to check; an error is Allocate's)."""
+        device = self.index.slices[pos].spec.devices[di]
+        if self.features.kubernetes == "1.36":
+            try:
+                return self.capacity_fits(request, self.index.device_ids[pos][di], device)
+            except capacity.CapacityError:
+                return False
+        try:
+            return capacity.fits({}, request.capacity, device.capacity, {}, self.features.kubernetes,
+                                 self.features.fractional_capacity_range)
+        except capacity.CapacityError as err:
+            raise AllocationError(f"claim {_kobj(claim)}, request {request.name}: checking capacity for device "
+                                  f"{device.name}: {err}") from None
+
+    def capacity_fits(self, request: _Request, device_id: DeviceID, device: model.Device) -> bool:
+        """allocator.CmpRequestOverCapacity: against what allocated shares and this search's
+        allocations consume of the device."""
+        return capacity.fits(self.shared.get(device_id) or {}, request.capacity, device.capacity,
+                             self.allocating_capacity.get(device_id, {}), self.features.kubernetes,
+                             self.features.fractional_capacity_range)
 
     # -- selectors --
     def selectable(self, key, data: _RequestData, pos: int, di: int) -> bool:
@@ -288,34 +457,47 @@ class _Allocation:
             return found
         # The class's and the request's selectors on this device, as any earlier call found them
         # (errors are not kept: they are raised again, in the same order).
-        pure = (data.selectors, pos, di)
+        multi = self.v136 and bool(device.allow_multiple_allocations)
+        pure = (data.selectors, pos, di, multi)
         result = self.index.selectable.get(pure)
         if result is None:
             result = (data.cls is None or self.selectors_match(key, pos, di, data.cls, data.cls.spec.selectors)) \
                 and self.selectors_match(key, pos, di, None, data.request.selectors)
             self.index.selectable[pure] = result
-        # With perDeviceNodeSelection each device would be matched against the node here; such
-        # slices need DRAPartitionableDevices, and GatherPools left them out.
+        # With perDeviceNodeSelection (v1.36+: v1.35's GatherPools left such slices out) each
+        # device must reach the node too.
+        if result and self.v136 and self.index.slices[pos].spec.per_device_node_selection:
+            result = node_matches(self.node, device.node_name or "", bool(device.all_nodes), device.node_selector)
         per_request[device_id] = result
         return result
 
     def selectors_match(self, key, pos: int, di: int, cls, selectors) -> bool:
         verdicts = self.index.verdicts
+        multi = self.v136 and bool(self.index.slices[pos].spec.devices[di].allow_multiple_allocations)
         for i, selector in enumerate(selectors):
             if selector.cel is None:
                 # Only a class can get here (a request's selectors were checked first); upstream
                 # would dereference nil. API validation refuses both.
                 raise AllocationError(f"{self._owner(key, cls)}: selector #{i}: CEL expression empty "
                                       "(unsupported selector type?)")
-            verdict = verdicts.get((selector.cel.expression, pos, di))
+            verdict = verdicts.get((selector.cel.expression, pos, di, multi))
             if verdict is None:
-                verdict = self.index.verdict(selector.cel.expression, pos, di)
+                verdict = self.index.verdict(selector.cel.expression, pos, di, multi)
             if verdict is True:
                 continue
             if verdict is False:
                 return False
             if isinstance(verdict, cel.CompileError):
                 raise AllocationError(f"{self._owner(key, cls)}: selector #{i}: CEL compile error: {verdict}")
+            if self.features.kubernetes == "1.37":
+                # v0.37.2 names the device, and suggests optional chaining for a missing key
+                # (cel/errors.go EnhanceRuntimeError).
+                text = str(verdict)
+                if "no such key:" in text:
+                    text += (". consider using CEL optional chaining (.? followed by orValue()) or guarding the "
+                             "check with has() for optional fields")
+                raise AllocationError(f"{self._owner(key, cls)}: selector #{i} on device "
+                                      f"{self.index.device_ids[pos][di]}: CEL runtime error: {text}")
             raise AllocationError(f"{self._owner(key, cls)}: selector #{i}: CEL runtime error: {verdict}")
         return True
 
@@ -323,7 +505,7 @@ class _Allocation:
         return f"class {cls.metadata.name}" if cls is not None else f"claim {_kobj(self.claims[key[0]])}"
 
     # -- the depth-first search (allocateOne) --
-    def allocate_one(self, ci: int, ri: int, si: int, di: int, allocate_sub: bool) -> bool:
+    def allocate_one(self, ci: int, ri: int, si: int, di: int, allocate_sub: bool, start=(0, 0, 0)) -> bool:
         charge(1)
         if ci >= len(self.claims):
             return True
@@ -366,13 +548,14 @@ class _Allocation:
             raise _AllocationMaxSizeExceeded()
 
         if all_devices:
-            device_id, pos, index = data.all_devices[di]
-            undo = self.allocate_device(ci, ri, si, device_id, pos, index, must=True)
+            device_id, pos, index, pool = data.all_devices[di]
+            undo = self.allocate_device(ci, ri, si, device_id, pos, index, must=True, pool=pool)
             if undo is None:
                 return False
-            # As upstream: the next device of an "all" request is looked for under subrequest 0.
+            # v1.34/v1.35, as upstream: the next device of an "all" request is looked for under
+            # subrequest 0 (v1.36: under its own).
             try:
-                done = self.allocate_one(ci, ri, 0, di + 1, allocate_sub)
+                done = self.allocate_one(ci, ri, si if self.v136 else 0, di + 1, allocate_sub)
             except BaseException:
                 undo()
                 raise
@@ -380,6 +563,8 @@ class _Allocation:
                 undo()
             return done
 
+        if self.v136:
+            return self._search_136(ci, ri, si, di, allocate_sub, start, key, data)
         matches = self.matches.get(key)
         if matches is None:
             matches = self.matches[key] = {}
@@ -417,9 +602,79 @@ class _Allocation:
                     undo()
         return False
 
-    def allocate_device(self, ci, ri, si, device_id: DeviceID, pos: int, index: int, must: bool):
+    def _search_136(self, ci, ri, si, di, allocate_sub, start, key, data) -> bool:
+        """v1.36's loop over the candidates of one device of a request: from ``start`` (pool,
+        slice, device) on, so the devices of one request come in the pools' order and each set
+        of devices is tried once (combinations, not orderings); a device that allows multiple
+        allocations is not taken twice by one request either."""
+        request = data.request
+        claim = self.claims[ci]
+        device_ids = self.index.device_ids
+        for pool_index in range(start[0], len(self.pools)):
+            pool = self.pools[pool_index]
+            if not pool.usable:
+                continue
+            slice_start = start[1] if pool_index == start[0] else 0
+            for slice_index in range(slice_start, len(pool.slices)):
+                pos = pool.slices[slice_index]
+                ids = device_ids[pos]
+                charge(len(ids))
+                device_start = start[2] if pool_index == start[0] and slice_index == start[1] else 0
+                for index in range(device_start, len(ids)):
+                    device_id = ids[index]
+                    if request.admin_access:
+                        if ci in self.allocating.get(device_id, ()):
+                            continue
+                    elif self.device_in_use(device_id):
+                        continue
+                    if not self.selectable(key, data, pos, index):
+                        continue
+                    if self.features.consumable_capacity:
+                        device = self.index.slices[pos].spec.devices[index]
+                        try:
+                            fits = self.capacity_fits(request, device_id, device)
+                        except capacity.CapacityError as err:
+                            if self.features.kubernetes == "1.36":
+                                continue
+                            raise AllocationError(f"claim {_kobj(claim)}, request {request.name}: checking capacity "
+                                                  f"for device {device_id}: {err}") from None
+                        if not fits:
+                            continue
+                    undo = self.allocate_device(ci, ri, si, device_id, pos, index, must=False, pool=pool)
+                    if undo is None:
+                        continue
+                    try:
+                        done = self.allocate_one(ci, ri, si, di + 1, allocate_sub, (pool_index, slice_index, index + 1))
+                    except BaseException:
+                        undo()
+                        raise
+                    if done:
+                        return True
+                    undo()
+        return False
+
+    def device_in_use(self, device_id: DeviceID) -> bool:
+        """deviceInUse: allocated to a claim as a whole (not shared), or being allocated."""
+        return device_id in self.allocated or bool(self.allocating.get(device_id))
+
+    def device_allocated(self, device_id: DeviceID) -> bool:
+        """internal.IsDeviceAllocated: allocated whole, or shared by an allocation."""
+        return device_id in self.allocated or device_id in self.shared
+
+    def capacity_in_use(self, device_id: DeviceID) -> bool:
+        """deviceCapacityInUse: some share of the device is allocated (v1.36: one that consumes
+        capacity) or being allocated."""
+        if self.features.kubernetes == "1.36":
+            in_use = bool(self.shared.get(device_id))
+        else:
+            in_use = device_id in self.shared
+        return in_use or device_id in self.allocating_capacity
+
+    def allocate_device(self, ci, ri, si, device_id: DeviceID, pos: int, index: int, must: bool, pool=None):
         """allocateDevice: the candidate taken, if it is free and keeps the constraints; the
         function that gives it back, or None."""
+        if self.v136:
+            return self._allocate_device_136(ci, ri, si, device_id, pos, index, must, pool)
         data = self.request_data[(ci, ri, si)]
         request = data.request
         if request.admin_access:
@@ -456,6 +711,147 @@ class _Allocation:
             del results[before:]
         return undo
 
+    def _allocate_device_136(self, ci, ri, si, device_id: DeviceID, pos: int, index: int, must: bool, pool):
+        """allocateDevice of v0.36.3 / v0.37.2: free (a device allowing multiple allocations
+        may be taken by several requests), its counters available, its taints tolerated, the
+        constraints kept, its capacity enough; it consumes its counters and, shared, capacity."""
+        data = self.request_data[(ci, ri, si)]
+        request = data.request
+        device = self.index.slices[pos].spec.devices[index]
+        multiple = self.features.consumable_capacity and bool(device.allow_multiple_allocations)
+        if not multiple and request.admin_access and ci in self.allocating.get(device_id, ()):
+            return None
+        if not request.admin_access and self.device_in_use(device_id):
+            return None
+        if not self.features.partitionable_devices and device.consumes_counters:
+            return None
+        skip_counters = multiple and self.capacity_in_use(device_id)
+        counters = not skip_counters and bool(device.consumes_counters)
+        if counters and not self._take_counters(pool, device):
+            return None
+        if data.parent is None:
+            base, sub = request.name, ""
+        else:
+            base, sub = data.parent.name, request.name
+        constraints = self.constraints[ci]
+        added = 0
+
+        def rollback():
+            for constraint in reversed(constraints[:added]):
+                constraint.remove(base, sub)
+            if counters:
+                self._give_counters(pool, device)
+
+        if self.features.device_taints and _taint_prevents(device, request):
+            rollback()
+            return None
+        for constraint in constraints:
+            if not constraint.add(base, sub, device, device_id):
+                rollback()
+                if must:
+                    raise AllocationError(f"claim {_kobj(self.claims[ci])}, request {request.name}: cannot add "
+                                          f"device {device_id} because a claim constraint would not be satisfied")
+                return None
+            added += 1
+        if not multiple:
+            self.allocating.setdefault(device_id, set()).add(ci)
+        consumed: dict = {}
+        share = False
+        if self.features.consumable_capacity:
+            try:
+                fits = self.capacity_fits(request, device_id, device)
+            except capacity.CapacityError as err:
+                fits = None
+                error = err
+            if not fits:
+                if not multiple:
+                    self.allocating[device_id].discard(ci)
+                rollback()
+                if fits is None and self.features.kubernetes != "1.36":
+                    raise AllocationError(f"claim {_kobj(self.claims[ci])}, request {request.name}: rechecking "
+                                          f"capacity for device {device_id}: {error}")
+                return None
+            if multiple:
+                try:
+                    consumed = capacity.consumed_from_request(request.capacity, device.capacity,
+                                                              self.features.fractional_capacity_range,
+                                                              self.features.kubernetes)
+                except capacity.CapacityError as err:
+                    rollback()
+                    raise AllocationError(f"claim {_kobj(self.claims[ci])}, request {request.name}: computing "
+                                          f"consumed capacity for device {device_id}: {err}") from None
+                share = True
+                existed = device_id in self.allocating_capacity
+                held = self.allocating_capacity.setdefault(device_id, {})
+                for name, amount in consumed.items():
+                    held[name] = held[name] + amount if name in held else amount
+        results = self.results[ci]
+        extra = _extra(device, share, consumed, self.features.device_binding_and_status)
+        results.append(_DeviceResult(request.name, data.parent.name if data.parent else "", device_id, pos,
+                                     index, True if request.admin_access else None, request.tolerations, extra))
+        before = len(results) - 1
+
+        def undo():
+            del results[before:]
+            if share:
+                held = self.allocating_capacity[device_id]
+                for name, amount in consumed.items():
+                    held[name] = held[name] - amount
+                    if held[name].nanos == 0:
+                        del held[name]
+                if not held and not existed:
+                    del self.allocating_capacity[device_id]
+            if not multiple:
+                self.allocating[device_id].discard(ci)
+            rollback()
+        return undo
+
+    def _take_counters(self, pool, device: model.Device) -> bool:
+        """checkAvailableCounters: the device's counters added to those being consumed in its
+        pool, if every counter of the pool still covers what is consumed of it (else nothing
+        changes). The pool's counters are less what allocated devices of the pool's generation,
+        for this node or not, consume."""
+        key = (pool.driver, pool.pool)
+        if self.features.kubernetes == "1.36":
+            key = ("", pool.pool)     # v0.36.3 keys the counters by the pool's name alone
+        available = self.available_counters.get(key)
+        if available is None:
+            available = {cs.name: {name: c.value for name, c in cs.counters.items()} for cs in pool.counter_sets}
+            for pos in (*pool.slices, *pool.not_targeting):
+                spec = self.index.slices[pos].spec
+                for d in spec.devices:
+                    if not self.device_allocated(DeviceID(spec.driver, spec.pool.name, d.name)):
+                        continue
+                    for consumption in d.consumes_counters:
+                        counter_set = available.get(consumption.counter_set)
+                        if counter_set is None:
+                            continue
+                        for name, c in consumption.counters.items():
+                            if name in counter_set:
+                                counter_set[name] = counter_set[name] - c.value
+            self.available_counters[key] = available
+        consumed = self.consumed_counters.setdefault(key, {})
+        for consumption in device.consumes_counters:
+            in_set = consumed.setdefault(consumption.counter_set, {})
+            for name, c in consumption.counters.items():
+                in_set[name] = in_set[name] + c.value if name in in_set else c.value
+        for set_name, counters in available.items():
+            taken = consumed.get(set_name, {})
+            for name, have in counters.items():
+                if have < taken.get(name, Quantity(0)):
+                    self._give_counters(pool, device)
+                    return False
+        return True
+
+    def _give_counters(self, pool, device: model.Device) -> None:
+        """deallocateCountersForDevice."""
+        key = (pool.driver, pool.pool) if self.features.kubernetes != "1.36" else ("", pool.pool)
+        consumed = self.consumed_counters[key]
+        for consumption in device.consumes_counters:
+            in_set = consumed[consumption.counter_set]
+            for name, c in consumption.counters.items():
+                in_set[name] = in_set[name] - c.value
+
     # -- the results (Allocate's last loop) --
     def config(self, ci: int) -> tuple:
         claim = self.claims[ci]
@@ -484,10 +880,14 @@ class _Allocation:
             if not c.requests:
                 config.append(entry)
                 continue
-            # As upstream: once for every request (or chosen subrequest) the config names.
+            # As upstream: once for every request (or chosen subrequest) the config names
+            # (v1.37: once, for the first).
+            once = self.features.kubernetes == "1.37"
             for ri, request in enumerate(claim.spec.devices.requests):
                 if request.name in c.requests:
                     config.append(entry)
+                    if once:
+                        break
                     continue
                 data = self.request_data[(ci, ri, 0)]
                 if data.parent is None:
@@ -495,7 +895,27 @@ class _Allocation:
                 chosen = request.first_available[data.selected_sub_index]
                 if f"{request.name}/{chosen.name}" in c.requests:
                     config.append(entry)
+                    if once:
+                        break
+        if self.features.kubernetes == "1.37":
+            # v0.37.2: a config naming every request (or its chosen subrequest) names none,
+            # which means all of them.
+            config = [attrs.evolve(c, requests=()) if c.requests and self._names_all(ci, c.requests) else c
+                      for c in config]
         return tuple(config)
+
+    def _names_all(self, ci: int, requests) -> bool:
+        claim = self.claims[ci]
+        for ri, request in enumerate(claim.spec.devices.requests):
+            if request.name in requests:
+                continue
+            data = self.request_data[(ci, ri, 0)]
+            if data.parent is not None:
+                chosen = request.first_available[data.selected_sub_index]
+                if f"{request.name}/{chosen.name}" in requests:
+                    continue
+            return False
+        return True
 
 
 def _depth_needed(claims: Sequence[model.ResourceClaim]) -> int:
@@ -505,10 +925,10 @@ def _depth_needed(claims: Sequence[model.ResourceClaim]) -> int:
     return sum(3 * len(c.spec.devices.requests) + 2 * ALLOCATION_RESULTS_MAX_SIZE + 4 for c in claims)
 
 
-def _allocate(node, claims, classes, index: SliceIndex, view: _NodeView, allocated, features):
+def _allocate(node, claims, classes, index: SliceIndex, view: _NodeView, allocated, features, shared=None):
     """Allocate's search; its outcome by position in the node's reachable devices: per claim,
     the (request name, position, adminAccess, tolerations) of each device, and the config."""
-    alloc = _Allocation(node, claims, classes, index, allocated, features)
+    alloc = _Allocation(node, claims, classes, index, allocated, features, shared)
     alloc.prepare()
     need = _depth_needed(claims)
     limit = sys.getrecursionlimit()
@@ -527,6 +947,6 @@ def _allocate(node, claims, classes, index: SliceIndex, view: _NodeView, allocat
         if any(p.invalid for p in alloc.pools) and alloc.features.kubernetes != "1.34":
             raise FailedAllocationOnNode("invalid resource pools were encountered")
         return None
-    return tuple((tuple((r.request_name(), view.position[r.id], r.admin_access, r.tolerations)
+    return tuple((tuple((r.request_name(), view.position[r.id], r.admin_access, r.tolerations, r.extra)
                         for r in alloc.results[ci]), alloc.config(ci))
                  for ci in range(len(claims)))

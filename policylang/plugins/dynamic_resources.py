@@ -32,27 +32,54 @@ def postfilter(exe, state, pod, pre, statuses, *, plugin, preemption: bool, rng=
         return PostFilterOutcome("not found", error=True)
     claims = lets_of(pre.envs.get(plugin.name, {})).get("claims")
     rejected_here = pre.status is not None and pre.status.plugin == plugin.name
+    # v1.37 says nothing where earlier versions say why nothing was deallocated
+    # (dynamicresources.go PostFilter, deallocateOrDeletePodClaims: fwk.NewStatus(fwk.Unschedulable)).
+    quiet = exe.plan.target.minor >= 37
     if not pre.active.get(plugin.name) or not claims or rejected_here:
         # Its state holds claims only once its PreFilter passed with some.
-        return PostFilterOutcome("no new claims to deallocate")
+        return PostFilterOutcome("" if quiet else "no new claims to deallocate")
     # The allocated claims unavailable on a node where the rest could be allocated (Filter's
     # unavailableClaims). Upstream picks one at random (a map's order); here the first.
     unavailable = sorted({i for name, status in statuses.items()
                           if status is not None and status.plugin == plugin.name and NOT_AVAILABLE in status.reasons
-                          for i, c in enumerate(claims) if _unavailable_on(c, state.nodes.get(name))})
+                          for i, c in enumerate(claims)
+                          if _unavailable_on(c, state.nodes.get(name))
+                          or (exe.plan.target.minor >= 36 and _binding_failed(c))})
     for i in unavailable:
         reserved = claims[i].status.reserved_for
         if not reserved or (len(reserved) == 1 and reserved[0].uid == pod.metadata.uid):
             claim = claims[i].metadata
             return PostFilterOutcome("deallocation of ResourceClaim completed",
                                      deallocate=((claim.namespace, claim.name),))
-    return PostFilterOutcome("still not schedulable")
+    return PostFilterOutcome("" if quiet else "still not schedulable")
 
 
 def _unavailable_on(claim, node) -> bool:
     allocation = claim.status.allocation
     return (node is not None and allocation is not None and allocation.node_selector is not None
             and not node_selector_matches(allocation.node_selector, node))
+
+
+def _binding_failed(claim) -> bool:
+    """isClaimReadyForBinding's error (v1.36+; dynamic_resources.sched binding_failed): the
+    results with binding conditions, in order up to the first not ready, meet one whose device
+    status has a binding failure condition True."""
+    allocation = claim.status.allocation
+    if allocation is None:
+        return False
+    for r in allocation.devices.results:
+        if not r.binding_conditions:
+            continue
+        status = next((d for d in claim.status.devices
+                       if d.driver == r.driver and d.pool == r.pool and d.device == r.device), None)
+        if status is None:
+            return False
+        true = {c.type for c in status.conditions if c.status == "True"}
+        if any(t in true for t in r.binding_failure_conditions):
+            return True
+        if not all(t in true for t in r.binding_conditions):
+            return False
+    return False
 
 
 def reserve(exe, state, pod, node_name: str, plugin) -> "str | None":
@@ -158,10 +185,18 @@ def detail(state, pod, reason: str, node_names) -> "str | None":
     same = {name: next((s for c, s in f if c.metadata.name == claim.metadata.name and s.request == short.request),
                        None) for name, f in found.items()}
     short_on = sorted((name for name, s in same.items() if s is not None), key=lambda n: (-same[n].available, n))
-    shown = ", ".join(f"{same[n].available} on {n}" for n in short_on[:DETAIL_NODES])
+    shown = ", ".join(f"{same[n].available} on {n}{_excluded(same[n])}" for n in short_on[:DETAIL_NODES])
     more = f" … and {len(short_on) - DETAIL_NODES} more" if len(short_on) > DETAIL_NODES else ""
     return (f"claim {_claim_key(claim)} request {short.request} needs {short.wanted} device(s); "
             f"free devices it accepts: {shown}{more}")
+
+
+def _excluded(short) -> str:
+    """The devices it accepts that are out all the same (v1.36+: tainted, an exhausted counter,
+    exhausted capacity), as " (2 tainted example.com/health=bad:NoSchedule, ...)"."""
+    if not short.excluded:
+        return ""
+    return " (" + ", ".join(f"{n} {why}" for why, n in short.excluded) + ")"
 
 
 # How many nodes a detail names.

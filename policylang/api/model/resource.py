@@ -346,3 +346,30 @@ class ResourceSlice:
     kind: str = "ResourceSlice"
     metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
     spec: ResourceSliceSpec = attrs.field(factory=ResourceSliceSpec)
+
+
+# ---- DeviceTaintRule -------------------------------------------------------------------
+
+@frozen
+class DeviceTaintSelector:
+    """Which devices a rule taints: those of the driver, pool and device named (each left out:
+    any). resource.k8s.io/v1 (v1.37; v1beta2 in v1.36, behind DRADeviceTaintRules, off)."""
+    driver: Optional[str] = None
+    pool: Optional[str] = None
+    device: Optional[str] = None
+
+
+@frozen
+class DeviceTaintRuleSpec:
+    device_selector: Optional[DeviceTaintSelector] = None
+    taint: DeviceTaint = attrs.field(factory=DeviceTaint)
+
+
+@frozen
+class DeviceTaintRule:
+    """A taint for the devices its selector names, which the scheduler's ResourceSlice tracker
+    adds to theirs (k8s.io/dynamic-resource-allocation resourceslice/tracker applyPatches) where
+    DRADeviceTaintRules is on (v1.37)."""
+    kind: str = "DeviceTaintRule"
+    metadata: ObjectMeta = attrs.field(factory=ObjectMeta)
+    spec: DeviceTaintRuleSpec = attrs.field(factory=DeviceTaintRuleSpec)

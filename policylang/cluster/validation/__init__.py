@@ -25,7 +25,8 @@ from .core import (Problem, claim_spec, container_port, drop_disabled, label_sel
                    node_selector_requirement, node_status, object_meta, pod_affinity_term, pod_spec,
                    preferred_term, priority_class, resource_requirements, service_spec, storage_class, taint,
                    toleration, topology_spread_constraint, volume_spec)
-from .resource import (consumer_reference, device, device_attribute, device_claim, device_class_spec,
+from .resource import (consumer_reference, counter_set, device, device_attribute, device_claim, device_class_spec,
+                       device_counter_consumption, device_taint, device_toleration,
                        device_request, device_request_allocation_result, device_selector, device_sub_request,
                        exact_device_request, resource_claim, resource_slice_spec)
 
@@ -61,6 +62,10 @@ CHECKS: dict[str, Callable[[object], Iterator[Problem]]] = {
     "DeviceAttribute": device_attribute,
     "Device": device,
     "ResourceSliceSpec": resource_slice_spec,
+    "DeviceTaint": device_taint,
+    "DeviceToleration": device_toleration,
+    "CounterSet": counter_set,
+    "DeviceCounterConsumption": device_counter_consumption,
 }
 
 

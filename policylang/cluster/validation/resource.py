@@ -10,7 +10,8 @@ from typing import Iterator
 
 from ...api import errors as E
 from ...api import model
-from .core import Problem
+from ...api.selectors import label_value_errors
+from .core import Problem, _key_problem
 
 # Limits from k8s.io/api resource/v1 types.go.
 DEVICE_REQUESTS_MAX_SIZE = 32           # DeviceRequestsMaxSize (= AllocationResultsMaxSize)
@@ -272,6 +273,54 @@ def device_class_spec(s: model.DeviceClassSpec) -> Iterator[Problem]:
     yield from _too_many(s.config, DEVICE_CONFIG_MAX_SIZE, "config")
 
 
+# BindingConditionsMaxSize, BindingFailureConditionsMaxSize (pkg/apis/resource/types.go).
+BINDING_CONDITIONS_MAX_SIZE = 4
+BINDING_FAILURE_CONDITIONS_MAX_SIZE = 4
+# validDeviceTaintEffects (sets.List: sorted) and validDeviceTolerationOperators, v1.35 to v1.37.
+DEVICE_TAINT_EFFECTS = ("NoExecute", "NoSchedule", "None")
+DEVICE_TOLERATION_OPERATORS = ("Equal", "Exists")
+
+
+def _device_label_value(value: str, path: str) -> Iterator[Problem]:
+    """validateLabelValue: one error per message."""
+    for message in label_value_errors(value):
+        yield path, E.invalid(value, message)
+
+
+def device_taint(t: model.DeviceTaint) -> Iterator[Problem]:
+    """validateDeviceTaint (a ResourceSlice device's taint, a DeviceTaintRule's): a label name
+    for key, a label value, an effect NoSchedule, NoExecute or None."""
+    problem = _key_problem(t.key)
+    if problem:
+        yield "key", problem
+    if t.value:
+        yield from _device_label_value(t.value, "value")
+    if not t.effect:
+        yield "effect", E.required()
+    elif t.effect not in DEVICE_TAINT_EFFECTS:
+        yield "effect", E.not_supported(t.effect, DEVICE_TAINT_EFFECTS)
+
+
+def device_toleration(t: model.DeviceToleration) -> Iterator[Problem]:
+    """validateDeviceToleration (a request's): a label name for key if any; Exists without a
+    value, Equal with a label value; an effect of a device taint, if any."""
+    if t.key:
+        problem = _key_problem(t.key)
+        if problem:
+            yield "key", problem
+    if t.operator == "Exists":
+        if t.value:
+            yield "value", E.invalid(t.value, "must be empty for operator `Exists`")
+    elif t.operator == "Equal":
+        yield from _device_label_value(t.value, "value")
+    elif not t.operator:
+        yield "operator", E.required()
+    else:
+        yield "operator", E.not_supported(t.operator, DEVICE_TOLERATION_OPERATORS)
+    if t.effect and t.effect not in DEVICE_TAINT_EFFECTS:
+        yield "effect", E.not_supported(t.effect, DEVICE_TAINT_EFFECTS)
+
+
 def device_attribute(a: model.DeviceAttribute) -> Iterator[Problem]:
     """validateDeviceAttribute: exactly one value; strings and versions at most 64 bytes, versions
     semver 2.0.0."""
@@ -304,6 +353,64 @@ def device(d: model.Device) -> Iterator[Problem]:
         yield from _qualified_name(key, f"attributes[{key}]")
     for key in d.capacity:
         yield from _qualified_name(key, f"capacity[{key}]")
+    yield from _binding_parameters(d.binding_conditions, d.binding_failure_conditions)
+
+
+def _binding_parameters(conditions, failures) -> Iterator[Problem]:
+    """validateDeviceBindingParameters: at most 4 of each, each a label name, no duplicates, no
+    overlap, and both or neither."""
+    for field_name, items, limit in (("bindingConditions", conditions, BINDING_CONDITIONS_MAX_SIZE),
+                                     ("bindingFailureConditions", failures, BINDING_FAILURE_CONDITIONS_MAX_SIZE)):
+        if len(items) > limit:
+            yield field_name, E.too_many(len(items), limit)
+        for i, item in enumerate(items):
+            problem = _key_problem(item)
+            if problem:
+                yield f"{field_name}[{i}]", problem
+    seen: set[str] = set()
+    for i, c in enumerate(conditions):
+        if c in seen:
+            yield f"bindingConditions[{i}]", E.duplicate(c)
+        seen.add(c)
+    seen_failures: set[str] = set()
+    for i, c in enumerate(failures):
+        if c in seen_failures:
+            yield f"bindingFailureConditions[{i}]", E.duplicate(c)
+        seen_failures.add(c)
+        if c in conditions:
+            yield f"bindingFailureConditions[{i}]", E.invalid(c, "bindingFailureConditions must not overlap with "
+                                                                 "bindingConditions")
+    if not conditions and failures:
+        yield "bindingConditions", E.invalid(list(conditions), "bindingConditions are required to use "
+                                                                "bindingFailureConditions")
+    if not failures and conditions:
+        yield "bindingFailureConditions", E.invalid(list(failures), "bindingFailureConditions are required to use "
+                                                                     "bindingConditions")
+
+
+def counter_set(c: model.CounterSet) -> Iterator[Problem]:
+    """validateCounterSet: a DNS-label name; counters required, each named as a DNS label."""
+    if not c.name:
+        yield "name", E.required()
+    else:
+        yield from _dns_label(c.name, "name")
+    if not c.counters:
+        yield "counters", E.required()
+    for key in c.counters:
+        yield from _dns_label(key, f"counters[{key}]")
+
+
+def device_counter_consumption(c: model.DeviceCounterConsumption) -> Iterator[Problem]:
+    """validateDeviceCounterConsumption: the counter set's name (a DNS label) and the counters
+    consumed, required, each named as a DNS label."""
+    if not c.counter_set:
+        yield "counterSet", E.required()
+    else:
+        yield from _dns_label(c.counter_set, "counterSet")
+    if not c.counters:
+        yield "counters", E.required()
+    for key in c.counters:
+        yield from _dns_label(key, f"counters[{key}]")
 
 
 def resource_slice_spec(s: model.ResourceSliceSpec) -> Iterator[Problem]:
