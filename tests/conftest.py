@@ -94,20 +94,6 @@ def oracles():
         o.close()
 
 
-@pytest.fixture(scope="module")
-def oracle_136():
-    """The oracle built against k8s.io/kubernetes v1.36.3 (oracle/k8s-1.36.mod); skipped or
-    failed as ``oracle`` is."""
-    yield from _oracle("1.36")
-
-
-@pytest.fixture(scope="module")
-def oracle_137():
-    """The oracle built against k8s.io/kubernetes v1.37.2 (oracle/k8s-1.37.mod); skipped or
-    failed as ``oracle`` is."""
-    yield from _oracle("1.37")
-
-
 @pytest.fixture(scope="session")
 def apiserver(tmp_path_factory):
     """etcd and kube-apiserver on loopback (tests/kube_apiserver.py; built by make test): skipped

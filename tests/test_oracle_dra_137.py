@@ -57,11 +57,11 @@ def _same(oracle, version: str, scenario) -> None:
 
 @given(S.dra_scenarios(new_fields=True))
 @examples(20)
-def test_dra_single_cycle_136(oracle_136, scenario):
-    _same(oracle_136, "1.36", scenario)
+def test_dra_single_cycle_136(oracles, scenario):
+    _same(oracles("1.36"), "1.36", scenario)
 
 
 @given(S.dra_scenarios(new_fields=True))
 @examples(20)
-def test_dra_single_cycle_137(oracle_137, scenario):
-    _same(oracle_137, "1.37", scenario)
+def test_dra_single_cycle_137(oracles, scenario):
+    _same(oracles("1.37"), "1.37", scenario)
