@@ -42,6 +42,13 @@ def compile_profile(checked: Checked, name: str | None = None, target: Target = 
     return _Compiler(checked, target).profile(path, profile)
 
 
+def active_uses(checked: Checked, path: str, profile: ast.Profile, target: Target = DEFAULT_TARGET) -> tuple:
+    """The profile's uses that are in it for ``target``: those without a `when`, and those whose
+    `when` holds."""
+    compiler = _Compiler(checked, target)
+    return tuple(u for u in profile.uses if compiler.used(u, path))
+
+
 def compile_all(checked: Checked, target: Target = DEFAULT_TARGET) -> dict[str, P.Plan]:
     compiler = _Compiler(checked, target)
     return {profile.name: compiler.profile(path, profile) for path, profile in checked.program.profiles()}
@@ -66,13 +73,27 @@ class _Compiler:
     # ---- profiles and policies ----
     def profile(self, path: str, profile: ast.Profile) -> P.Plan:
         self.size = 0
-        plugins = []
+        plugins, chosen = [], {}
         for use in profile.uses:
+            if not self.used(use, path):
+                continue
             target = self.program.uses[use]
-            plugins.append(self.plugin(target, use, path))
+            plan = self.plugin(target, use, path)
+            if plan.name in chosen:
+                raise PolicyError([Diagnostic("P015", f"policy {plan.name} is used twice in profile {profile.name} "
+                                                      f"for Kubernetes {self.target.version} with these feature "
+                                                      "gates: the `when` of both uses holds", use.span,
+                                              notes=(f"note: the other use is at line {chosen[plan.name].span.line}",))],
+                                  self.program.sources)
+            chosen[plan.name] = use
+            plugins.append(plan)
         pct = profile.percentage_of_nodes_to_score
         return P.Plan(profile.name, tuple(plugins), pct.value if pct is not None else None, origin=profile.span,
                       target=self.target)
+
+    def used(self, use: ast.Use, path: str) -> bool:
+        """Whether a `use` is in the profile for this target (its `when`, a constant over it)."""
+        return use.when is None or self.constant(use.when, path) is True
 
     def plugin(self, module_path: str, use: ast.Use, use_path: str) -> P.PluginPlan:
         module = self.program.modules[module_path]

@@ -33,7 +33,9 @@ DEFAULT_VERSION = "1.35"   # 1.37 once the 1.36/1.37 stdlib and allocator are in
 MODELLED = (
     "DynamicResourceAllocation",           # off: the DynamicResources plugin passes every pod
     "NodeDeclaredFeatures",                # the NodeDeclaredFeatures plugin joins the default profile
+    "StorageCapacityScoring",              # VolumeBinding scores nodes by the free storage of provisioned claims
     "TaintTolerationComparisonOperators",  # tolerations with Lt and Gt compare integers
+    "VolumeLimitScaling",                  # NodeVolumeLimits rejects nodes missing an opted-in CSI driver
 )
 
 
