@@ -15,6 +15,9 @@ Filter, PreScore, Score and NormalizeScore directly:
   ``skip_score: true`` when PreScore skips the plugin;
 - ``postfilter``: the plugin's PostFilter message when PreFilter rejects the pod or no node
   of ``filter`` passes.
+
+A file (or a case) transcribing another version's table says so with ``kubernetes: "1.36"`` and,
+when the table sets gates, ``feature_gates: {Gate: true}``.
 """
 
 from __future__ import annotations
@@ -42,11 +45,23 @@ def _cases():
             yield pytest.param(doc, case, id=f"{path.stem}: {case['name']}")
 
 
-def _executable(plugin: str, args: dict, tmp_path: Path, executor: str) -> Executable:
+def _executable(plugin: str, args: dict, tmp_path: Path, executor: str, target=None) -> Executable:
     arg_text = f" {to_literal(args)}" if args else ""
     source = tmp_path / "profile.sched"
     source.write_text(f"profile conformance {{\n    use {plugin}{arg_text}\n}}\n")
-    return Executable(compile_profile(check(load_program(source))), executor)
+    checked = check(load_program(source))
+    return Executable(compile_profile(checked) if target is None else compile_profile(checked, target=target), executor)
+
+
+def _target(doc: dict, case: dict):
+    """The Kubernetes a case decides as: its (or its file's) ``kubernetes`` and ``feature_gates``
+    (default: the default target), for the tables of the versions whose tests they transcribe."""
+    from policylang.target import make_target
+    version = case.get("kubernetes", doc.get("kubernetes"))
+    gates = {**doc.get("feature_gates", {}), **case.get("feature_gates", {})}
+    if version is None and not gates:
+        return None
+    return make_target(version, ",".join(f"{k}={str(v).lower()}" for k, v in gates.items()))
 
 
 def _object(kind: str, raw: dict, i: int):
@@ -57,7 +72,7 @@ def _object(kind: str, raw: dict, i: int):
 @pytest.mark.parametrize("doc, case", list(_cases()))
 def test_case(doc, case, executor, tmp_path):
     args = {**doc.get("args", {}), **case.get("args", {})}
-    exe = _executable(doc["plugin"], args, tmp_path, executor)
+    exe = _executable(doc["plugin"], args, tmp_path, executor, _target(doc, case))
     objects = [_object("Node", n, i) for i, n in enumerate(case.get("nodes", []))]
     objects += [_object("Pod", p, i) for i, p in enumerate(case.get("pods", []))]
     objects += [structure_object(o, "<case>", i, validate=False) for i, o in enumerate(_flat(case.get("objects", [])))]
