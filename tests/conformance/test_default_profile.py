@@ -138,3 +138,25 @@ def test_v137_runs_node_name_first_and_narrows_the_search_to_the_named_node(tmp_
              for v in ("1.35", "1.36", "1.37")}
     assert names == {"1.35": ["NodeUnschedulable", "NodeName"], "1.36": ["NodeUnschedulable", "NodeName"],
                      "1.37": ["NodeName", "NodeUnschedulable"]}
+
+
+def test_v137_says_what_preemption_found_after_the_fit_error(tmp_path, capsys):
+    """v1.37's Preempt returns Success with "found a potential placement for pod on node N,
+    preempting K victims" (preemption/preemption.go), and FitError.Error appends every PostFilter
+    message (framework/types.go); up to v1.36 a successful preemption had no message."""
+    low = pod("low", cpu="4")
+    low["spec"] |= {"nodeName": "n1", "priority": 0}
+    high = pod("high", cpu="4")
+    high["spec"]["priority"] = 100
+    (tmp_path / "cluster.json").write_text(json.dumps({"kind": "List", "items": [node("n1"), low]}))
+    (tmp_path / "pod.json").write_text(json.dumps(high))
+    messages = {}
+    for version in ("1.36", "1.37"):
+        main(["eval", "--cluster", str(tmp_path / "cluster.json"), "--pod", str(tmp_path / "pod.json"), "-o", "json",
+              "--kubernetes-version", version])
+        result = json.loads(capsys.readouterr().out)["results"][0]
+        assert result["nominated_node"] == "n1"
+        messages[version] = result["message"]
+    assert messages == {"1.36": "0/1 nodes are available: 1 Insufficient cpu.",
+                        "1.37": "0/1 nodes are available: 1 Insufficient cpu. found a potential placement for pod "
+                                "on node n1, preempting 1 victims"}
