@@ -337,7 +337,7 @@ def check_configuration(doc: YamlNode, path: str, obj: str | None = None,
         else:
             message = f"unsupported apiVersion {value!r}: kube-scheduler {release} reads {API_VERSIONS[0]}"
         return None, [ConfigProblem("apiVersion", where, message, "version")]
-    decoded = schema.decode(doc)
+    decoded = schema.decode(doc, target.minor)
     if decoded.problems:
         return None, [ConfigProblem(p.path or None, p.span, p.body, "decoding", p.hint) for p in decoded.problems]
     config = Configuration(path, decoded.value or {}, decoded.spans, obj)
