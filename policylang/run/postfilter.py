@@ -60,10 +60,10 @@ def preempt(exe, state: ClusterState, pod: Pod, statuses: dict, *, rng=None, off
     best = select_candidate(candidates)
     if best is None:
         return PostFilterOutcome(f"preemption: {NO_CANDIDATE}")
-    # v1.37's Preempt says what it found (preemption.go), and the scheduling failure's message
-    # carries it after the FitError, as any PostFilter message (types.go FitError.Error); up to
-    # v1.36 success had no message.
-    found = (f"found a potential placement for pod on node {best.node}, preempting {len(best.victims)} victims"
+    # v1.37's Preempt says what it found (preemption.go), DefaultPreemption.PostFilter prefixes it
+    # with "preemption: " as any of its messages, and the scheduling failure's message carries it
+    # after the FitError (types.go FitError.Error); up to v1.36 success had no message.
+    found = (f"preemption: found a potential placement for pod on node {best.node}, preempting {len(best.victims)} victims"
              if exe.plan.target.minor >= 37 else "")
     return PostFilterOutcome(found, best.node, tuple(Victim(v.metadata.namespace, v.metadata.name) for v in best.victims))
 

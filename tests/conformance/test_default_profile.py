@@ -142,8 +142,9 @@ def test_v137_runs_node_name_first_and_narrows_the_search_to_the_named_node(tmp_
 
 def test_v137_says_what_preemption_found_after_the_fit_error(tmp_path, capsys):
     """v1.37's Preempt returns Success with "found a potential placement for pod on node N,
-    preempting K victims" (preemption/preemption.go), and FitError.Error appends every PostFilter
-    message (framework/types.go); up to v1.36 a successful preemption had no message."""
+    preempting K victims" (preemption/preemption.go), DefaultPreemption's PostFilter prefixes any
+    message with "preemption: ", and FitError.Error appends every PostFilter message
+    (framework/types.go); up to v1.36 a successful preemption had no message."""
     low = pod("low", cpu="4")
     low["spec"] |= {"nodeName": "n1", "priority": 0}
     high = pod("high", cpu="4")
@@ -158,5 +159,5 @@ def test_v137_says_what_preemption_found_after_the_fit_error(tmp_path, capsys):
         assert result["nominated_node"] == "n1"
         messages[version] = result["message"]
     assert messages == {"1.36": "0/1 nodes are available: 1 Insufficient cpu.",
-                        "1.37": "0/1 nodes are available: 1 Insufficient cpu. found a potential placement for pod "
-                                "on node n1, preempting 1 victims"}
+                        "1.37": "0/1 nodes are available: 1 Insufficient cpu. preemption: found a potential "
+                                "placement for pod on node n1, preempting 1 victims"}
