@@ -22,6 +22,7 @@ import attrs
 import yaml
 
 from . import schema, validation
+from .defaults import default_plugins
 from ..diagnostics import InputError, InputErrors
 from ..frozen import frozen
 from ..inputs import check_node_graph, read_text
@@ -39,7 +40,7 @@ REMOVED_VERSIONS = {"kubescheduler.config.k8s.io/v1alpha1": "1.19", "kubeschedul
                     "kubescheduler.config.k8s.io/v1beta2": "1.28", "kubescheduler.config.k8s.io/v1beta3": "1.29"}
 
 # The default plugins (per target) and what each implements among the points that change a decision are
-# the stdlib's own: plugins/registry.py reads them from default.sched and each plugin's .sched.
+# the stdlib's own: config/defaults.py and plugins/registry.py read them from default.sched and each plugin's .sched.
 # Our extension points and the upstream points they stand for.
 OUR_POINTS = {"filter": ("preFilter", "filter"), "score": ("preScore", "score"), "postfilter": ("postFilter",)}
 
@@ -123,7 +124,7 @@ def profile_source(profile: dict, index: int, config: Configuration, lines: dict
                            f"not a valid scheduler name here: {scheduler_name!r} (a policylang profile name has "
                            "letters, digits, '_', '.' and '-')")
     plugins = profile.get("plugins") or {}
-    multipoint = _merge(_Set(list(registry.default_plugins(target)), set()), _plugin_set(plugins.get("multiPoint")))
+    multipoint = _merge(_Set(list(default_plugins(target)), set()), _plugin_set(plugins.get("multiPoint")))
     points = {p: _plugin_set(plugins.get(p)) for p in POINTS}
     filters = _expand("filter", multipoint, points["filter"])
     scores = _expand("score", multipoint, points["score"])

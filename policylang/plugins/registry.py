@@ -94,25 +94,7 @@ def known() -> frozenset:
     return frozenset(plugins()) | NO_DECISION
 
 
-def default_plugins(target=None) -> tuple:
-    """The MultiPoint defaults of ``target``'s version and gates (default: the default target;
-    pkg/scheduler/apis/config/v1/default_plugins.go) as (name, weight): the default profile's
-    plugins in its order for that target (its `use … when`s decided), with its weights (0 where
-    it gives none), among those that never change a decision."""
-    from ..target import DEFAULT
-    return _default_plugins(DEFAULT if target is None else target)
-
-
-@functools.cache
-def _default_plugins(target) -> tuple:
-    from ..check import check
-    from ..compile import active_uses
-    from ..program import load_program
-
-    path = str(stdlib_dir() / "default.sched")
-    program = load_program(path)
-    ((_, profile),) = [(f, p) for f, p in program.profiles() if p.name == "default-scheduler"]
-    uses = active_uses(check(program), path, profile, target)
-    weighted = tuple((u.ref, u.weight.value if u.weight is not None else 0) for u in uses)
-    return tuple((n, 0) for n in NO_DECISION_BEFORE) + weighted + tuple((n, 0) for n in NO_DECISION_AFTER)
-
+def default_profile_path() -> str:
+    """default.sched: kube-scheduler's default profile, for every version (its `use … when`s
+    decide which plugins a version has; config/defaults.py reads them for a target)."""
+    return str(stdlib_dir() / "default.sched")
