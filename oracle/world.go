@@ -122,7 +122,7 @@ func newWorld(objects []runtime.Object, pending []*v1.Pod, cfg *schedulerapi.Kub
 				return p, err
 			}
 		}
-		opts := append(versionOptions(informerFactory),
+		opts := append(append(versionOptions(informerFactory), preemptionOptions(w.snapshot)...),
 			frameworkruntime.WithClientSet(w.client),
 			frameworkruntime.WithInformerFactory(informerFactory),
 			frameworkruntime.WithSharedDRAManager(draManager),

@@ -242,7 +242,7 @@ class _Checker(_ExpressionChecker):
 
     # ---- profiles ----------------------------------------------------------------
     def check_profile(self, path: str, profile: ast.Profile) -> None:
-        names: dict[str, Span] = {}
+        names: dict[str, ast.Use] = {}
         const_env = _Env(path, {}, set())
         for use in profile.uses:
             target = self.program.uses.get(use)
@@ -257,9 +257,20 @@ class _Checker(_ExpressionChecker):
                 self.error("P054", f"{use.ref} declares no policy", use.span)
                 continue
             name = module.policy.name
+            if use.when is not None:
+                got, deps = self.infer(use.when, const_env)
+                if deps:
+                    self.error("P058", "`use … when` decides which plugins the profile has, before any pod: it "
+                                       "can read only `kubernetes`", use.when.span)
+                else:
+                    self.expect_bool(got, use.when)
             if name in names:
-                self.error("P015", f"policy {name} is used twice in profile {profile.name}", use.span)
-            names[name] = use.span
+                # Several uses of one policy are alternatives for different targets (compile keeps at
+                # most one): each needs its `when`.
+                if use.when is None or names[name].when is None:
+                    self.error("P015", f"policy {name} is used twice in profile {profile.name} (two uses "
+                                       "of one policy must each have a `when`)", use.span)
+            names[name] = use
             params = self.param_types.get(target, {})
             declared = {p.name: p for p in module.of_type(ast.Param)}
             for arg_name, expr, span in ((a.name, a.value, a.span) for a in use.args):

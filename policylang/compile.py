@@ -44,6 +44,13 @@ def compile_profile(checked: Checked, name: str | None = None, target: Target = 
     return _Compiler(checked, target).profile(path, profile)
 
 
+def active_uses(checked: Checked, path: str, profile: ast.Profile, target: Target = DEFAULT_TARGET) -> tuple:
+    """The profile's uses that are in it for ``target``: those without a `when`, and those whose
+    `when` holds."""
+    compiler = _Compiler(checked, target)
+    return tuple(u for u in profile.uses if compiler.used(u, path))
+
+
 def compile_all(checked: Checked, target: Target = DEFAULT_TARGET) -> dict[str, P.Plan]:
     compiler = _Compiler(checked, target)
     return {profile.name: compiler.profile(path, profile) for path, profile in checked.program.profiles()}
@@ -68,15 +75,27 @@ class _Compiler:
     # ---- profiles and policies ----
     def profile(self, path: str, profile: ast.Profile) -> P.Plan:
         self.size = 0
-        plugins = []
+        plugins, chosen = [], {}
         for use in profile.uses:
+            if not self.used(use, path):
+                continue
             target = self.program.uses[use]
-            plugin = self.plugin(target, use, path)
-            if not _absent(plugin):
-                plugins.append(plugin)
+            plan = self.plugin(target, use, path)
+            if plan.name in chosen:
+                raise PolicyError([Diagnostic("P015", f"policy {plan.name} is used twice in profile {profile.name} "
+                                                      f"for Kubernetes {self.target.version} with these feature "
+                                                      "gates: the `when` of both uses holds", use.span,
+                                              notes=(f"note: the other use is at line {chosen[plan.name].span.line}",))],
+                                  self.program.sources)
+            chosen[plan.name] = use
+            plugins.append(plan)
         pct = profile.percentage_of_nodes_to_score
         return P.Plan(profile.name, tuple(plugins), pct.value if pct is not None else None, origin=profile.span,
                       target=self.target)
+
+    def used(self, use: ast.Use, path: str) -> bool:
+        """Whether a `use` is in the profile for this target (its `when`, a constant over it)."""
+        return use.when is None or self.constant(use.when, path) is True
 
     def plugin(self, module_path: str, use: ast.Use, use_path: str) -> P.PluginPlan:
         module = self.program.modules[module_path]
@@ -316,33 +335,6 @@ class _Compiler:
             notes=("help: call a def fewer times (bind its value with `let`), or "
                    "nest defs that call each other less deeply",))],
             self.program.sources)
-
-
-def _absent(plugin: P.PluginPlan) -> bool:
-    """Whether every block of the plugin skips every pod by the target's constants alone (`skip
-    when not kubernetes.gates.G`, first in each): the plugin takes no part for this target and is
-    left out of the plan, as upstream's default profile leaves out a plugin whose gate is off
-    (apis/config/v1/default_plugins.go applyFeatureGates), so no output lists it."""
-    blocks = [*plugin.filters, *([plugin.score] if plugin.score is not None else [])]
-    return bool(blocks) and not plugin.rules and all(_skips_always(b.pod_steps) for b in blocks)
-
-
-def _skips_always(steps: tuple) -> bool:
-    if not steps or not isinstance(steps[0], P.SkipStep) or not _constant(steps[0].cond):
-        return False
-    from .run.interpret import evaluate
-    return evaluate(steps[0].cond, {}) is True
-
-
-def _constant(e) -> bool:
-    """An expression of constants and operators only (the target's fields are folded to constants)."""
-    if isinstance(e, P.Const):
-        return True
-    if isinstance(e, P.Not):
-        return _constant(e.operand)
-    if isinstance(e, P.Op):
-        return _constant(e.left) and _constant(e.right)
-    return False
 
 
 def plan_size_error(checked: Checked, profiles: list) -> "PolicyError | None":

@@ -68,10 +68,17 @@ def _check_only(root: str, text, base):
     from .compile import compile_all
     from .program import load_program
 
+    from .target import VERSIONS, make_target
+
     program = load_program(root, text=text, base=base)
     # Compiled too: what only compiling finds (a plan too large, a param that cannot be computed)
-    # is as much the file's error as a type error is.
-    compile_all(check(program))
+    # is as much the file's error as a type error is. A profile whose uses depend on the target
+    # (`use … when`) is compiled for every version at its default gates: two uses of one policy
+    # that both hold for one of them are an error here, not only once someone targets it.
+    checked = check(program)
+    conditional = any(u.when is not None for _, p in program.profiles() for u in p.uses)
+    for target in [make_target(v) for v in VERSIONS] if conditional else [None]:
+        compile_all(checked) if target is None else compile_all(checked, target)
     return True, program
 
 
@@ -133,8 +140,8 @@ def _config_plans(path: str, target=None) -> dict:
     from .config.read import configuration_source, read_configuration
     from .diagnostics import InputError, InputErrors, PolicyError
 
-    config = read_configuration(path)
-    text, lines = configuration_source(config)
+    config = read_configuration(path, target)
+    text, lines = configuration_source(config, target)
     try:
         return _compiled(f"{path}.sched", text, target=target)
     except PolicyError as err:

@@ -37,7 +37,9 @@ MODELLED = (
     "InPlacePodVerticalScaling",           # off (1.34): a pod being resized counts by its spec alone
     "NodeDeclaredFeatures",                # the NodeDeclaredFeatures plugin joins the default profile
     "RestartAllContainersOnContainerExits",  # the API server admits restartPolicyRules' RestartAllContainers
+    "StorageCapacityScoring",              # VolumeBinding scores nodes by the free storage of provisioned claims
     "TaintTolerationComparisonOperators",  # tolerations with Lt and Gt compare integers
+    "VolumeLimitScaling",                  # NodeVolumeLimits rejects nodes missing an opted-in CSI driver
 )
 
 

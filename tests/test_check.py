@@ -95,3 +95,45 @@ def test_check_all_reports_without_raising_and_keeps_each_expressions_type():
     types = {f"{e.target.target.id}.{e.target.name}.{e.name}": str(checked.expr_types[e])
              for e in all_exprs(program.root_module) if isinstance(e, A.Field) and isinstance(e.target, A.Field)}
     assert types == {"pod.spec.tolerationz": "any", "node.spec.taints": "list[Taint]"}
+
+
+def test_use_when_keeps_a_plugin_only_for_the_targets_where_it_holds(tmp_path):
+    """`use P when COND` (default.sched: v1.37 runs NodeName's filter before NodeUnschedulable's):
+    the plan of each target has the uses whose condition holds, in the profile's order."""
+    from policylang import compile_profile
+    from policylang.target import make_target
+
+    path = tmp_path / "p.sched"
+    path.write_text("profile p {\n    use NodeName when kubernetes.minor >= 37\n    use NodeUnschedulable\n"
+                    "    use NodeName when kubernetes.minor < 37\n"
+                    "    use ImageLocality weight 2 when kubernetes.gates.StorageCapacityScoring\n}\n")
+    checked = check(load_program(path))
+    order = {v: [p.name for p in compile_profile(checked, target=make_target(v)).plugins]
+             for v in ("1.35", "1.36", "1.37")}
+    assert order == {"1.35": ["NodeUnschedulable", "NodeName"], "1.36": ["NodeUnschedulable", "NodeName"],
+                     "1.37": ["NodeName", "NodeUnschedulable", "ImageLocality"]}
+    gated = compile_profile(checked, target=make_target("1.36", "StorageCapacityScoring=true"))
+    assert [p.name for p in gated.plugins] == ["NodeUnschedulable", "NodeName", "ImageLocality"]
+
+
+def test_two_uses_of_one_policy_that_hold_together_are_refused_for_that_target(tmp_path):
+    """Conditions are constants over the target: compiling for a target where two uses of one
+    policy both hold is P015; `policylang check` compiles for every version at its default gates,
+    so it is found there, not only once someone targets that version."""
+    from policylang import compile_profile
+    from policylang.profiles import check_file
+    from policylang.target import make_target
+
+    path = tmp_path / "p.sched"
+    path.write_text("profile p {\n    use ImageLocality when kubernetes.minor >= 36\n"
+                    "    use ImageLocality weight 2 when kubernetes.minor >= 37\n}\n")
+    checked = check(load_program(path))
+    assert [p.weight for p in compile_profile(checked, target=make_target("1.36")).plugins] == [1]
+    assert compile_profile(checked, target=make_target("1.35")).plugins == ()
+    with pytest.raises(PolicyError) as err:
+        compile_profile(checked, target=make_target("1.37"))
+    (d,) = err.value.diagnostics
+    assert (d.code, d.span.line) == ("P015", 3) and "Kubernetes 1.37" in d.message
+    with pytest.raises(PolicyError) as err:
+        check_file(path)
+    assert [d.code for d in err.value.diagnostics] == ["P015"]

@@ -19,9 +19,20 @@ BAD = sorted(FIXTURES.glob("*.yaml"))
 HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 
 
+def _target_of(path: Path):
+    """A fixture read as another version says so in its header: `# Kubernetes: 1.36`."""
+    from policylang.target import make_target
+    for line in path.read_text().splitlines():
+        if not line.startswith("#"):
+            break
+        if line.startswith("# Kubernetes: "):
+            return make_target(line.removeprefix("# Kubernetes: ").strip())
+    return None
+
+
 def _error_text(path: Path) -> str:
     with pytest.raises(InputError) as err:
-        read_configuration(path)
+        read_configuration(path, _target_of(path))
     return err.value.render().replace(str(FIXTURES) + "/", "") + "\n"
 
 
@@ -218,3 +229,24 @@ def test_any_configuration_is_read_or_refused_with_an_input_error(tmp_path_facto
         assert err.render().startswith(f"error: {path}")
         return
     assert load_plans(config=str(path))     # what is read compiles: its generated source checks
+
+
+def test_each_version_decodes_the_extension_points_it_has(tmp_path):
+    """config/v1 Plugins gained placementGenerate and placementScore in v1.36 and
+    podGroupPostFilter in v1.37 (kube-scheduler@v0.36.3, v0.37.2 types.go): each version's reader
+    takes its own and refuses the later ones as unknown fields, as strict decoding does; a
+    configuration naming them (to disable '*') schedules single pods as without them."""
+    from policylang.target import make_target
+
+    path = tmp_path / "c.yaml"
+    for point, since in (("placementScore", "1.36"), ("placementGenerate", "1.36"), ("podGroupPostFilter", "1.37")):
+        path.write_text(HEAD + f"profiles:\n- plugins:\n    {point}:\n      disabled: [{{name: '*'}}]\n")
+        for version in ("1.35", "1.36", "1.37"):
+            if version < since:
+                with pytest.raises(InputError, match=f'unknown field "{point}"'):
+                    read_configuration(path, make_target(version))
+            else:
+                read_configuration(path, make_target(version))
+                plans = load_plans(config=str(path), target=make_target(version))
+                assert [p.name for p in plans["default-scheduler"].plugins] == \
+                    [p.name for p in load_plans(target=make_target(version))["default-scheduler"].plugins]

@@ -114,6 +114,28 @@ def test_pdb_matching():
     assert violating == []
 
 
+def test_pdb_walk_stops_at_the_first_violated_budget_from_v137():
+    """v1.37's FilterVictimsWithPDBViolation (preemption/util.go) stops at the first PDB a pod takes
+    below zero, so a later PDB selecting it keeps that budget; up to v1.36 (defaultpreemption's
+    filterPodsWithPDBViolation) every selecting PDB spends one. Here w1 is selected by both PDBs
+    and violates the first; the second's one disruption is then w2's in v1.37, spent by w1 before."""
+    def p(name, labels):
+        return structure_object(pod(name, "1", node="n1", labels=labels) | {"metadata": {
+            "name": name, "namespace": "default", "labels": labels}}, "<test>")
+
+    def budget(name, labels, allowed):
+        return PodDisruptionBudget(metadata=ObjectMeta(name=name, namespace="default"),
+                                   spec=PDBSpec(selector=LabelSelector(match_labels=labels)),
+                                   status=PDBStatus(disruptions_allowed=allowed))
+
+    pods = [p("w1", {"app": "web", "tier": "a"}), p("w2", {"app": "web"})]
+    pdbs = [budget("tier-a", {"tier": "a"}, 0), budget("web", {"app": "web"}, 1)]
+    violating, clean = filter_pods_with_pdb_violation(pods, pdbs)
+    assert ([x.name for x in violating], [x.name for x in clean]) == (["w1", "w2"], [])
+    violating, clean = filter_pods_with_pdb_violation(pods, pdbs, stop_at_violation=True)
+    assert ([x.name for x in violating], [x.name for x in clean]) == (["w1"], ["w2"])
+
+
 def test_number_of_candidates():
     """calculateNumCandidates with the default args (10%, at least 100)."""
     assert [num_candidates(n) for n in (5, 100, 999, 1000, 5000)] == [5, 100, 100, 100, 500]

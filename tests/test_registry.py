@@ -36,8 +36,21 @@ HOOKS = {"postfilter", "reserve", "fix", "distance", "detail"}
 
 
 def test_the_default_plugins_are_v1_35s_in_its_order():
-    defaults = registry.default_plugins()
+    from policylang.config.defaults import default_plugins
+    from policylang.target import make_target
+    defaults = default_plugins(make_target("1.35"))
     assert [p for p in defaults if p[0] in dict(DEFAULT_PLUGINS)] == list(DEFAULT_PLUGINS)
+
+
+def test_v1_37_runs_node_name_before_node_unschedulable():
+    """default_plugins.go (v1.37) swapped them; the rest stays in v1.35's order."""
+    from policylang.config.defaults import default_plugins
+    from policylang.target import make_target
+    names = [n for n, _ in default_plugins(make_target("1.37")) if n in dict(DEFAULT_PLUGINS)]
+    v135 = [n for n, _ in DEFAULT_PLUGINS]
+    i = v135.index("NodeUnschedulable")
+    assert v135[i:i + 2] == ["NodeUnschedulable", "NodeName"]
+    assert names == v135[:i] + ["NodeName", "NodeUnschedulable"] + v135[i + 2:]
 
 
 def test_each_plugin_implements_what_upstreams_does():

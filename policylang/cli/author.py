@@ -60,7 +60,7 @@ def cmd_plan(args) -> int:
         from ..config.read import config_source
         if not args.config:
             raise InputError("--source goes with --config")
-        print(config_source(args.config), end="")
+        print(config_source(args.config, target_of(args)), end="")
         return 0
     notes = None
     if args.vector:

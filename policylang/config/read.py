@@ -7,7 +7,7 @@ error names the field and its line and column in the user's file. It may be the 
 document, one document among several, or the YAML held in a ConfigMap's data key, as it is
 usually deployed.
 
-The configuration is then merged with v1.35's default plugins as upstream merges it
+The configuration is then merged with the target version's default plugins as upstream merges it
 (``mergePluginSet``, then the framework's MultiPoint expansion), and becomes ordinary .sched
 source: one `profile` per schedulerName, one `use` per plugin with its args as params. That
 source is then checked and compiled like any other.
@@ -22,6 +22,7 @@ import attrs
 import yaml
 
 from . import schema, validation
+from .defaults import default_plugins
 from ..diagnostics import InputError, InputErrors
 from ..frozen import frozen
 from ..inputs import check_node_graph, read_text
@@ -38,8 +39,8 @@ POINTS = schema.POINTS
 REMOVED_VERSIONS = {"kubescheduler.config.k8s.io/v1alpha1": "1.19", "kubescheduler.config.k8s.io/v1beta1": "1.23",
                     "kubescheduler.config.k8s.io/v1beta2": "1.28", "kubescheduler.config.k8s.io/v1beta3": "1.29"}
 
-# v1.35's default plugins and what each implements among the points that change a decision are
-# the stdlib's own: plugins/registry.py reads them from default.sched and each plugin's .sched.
+# The default plugins (per target) and what each implements among the points that change a decision are
+# the stdlib's own: config/defaults.py and plugins/registry.py read them from default.sched and each plugin's .sched.
 # Our extension points and the upstream points they stand for.
 OUR_POINTS = {"filter": ("preFilter", "filter"), "score": ("preScore", "score"), "postfilter": ("postFilter",)}
 
@@ -110,9 +111,10 @@ class Configuration:
         return InputError(message, path=self.path, obj=self.obj, field=field, line=span.line, column=span.column)
 
 
-def profile_source(profile: dict, index: int, config: Configuration, lines: dict) -> str:
-    """One profile as .sched source; ``lines`` gets, for each line of it, the span in the
-    configuration it comes from (so an error in the generated text points into the file)."""
+def profile_source(profile: dict, index: int, config: Configuration, lines: dict, target=None) -> str:
+    """One profile as .sched source, merged with ``target``'s default plugins (default: the
+    default target's); ``lines`` gets, for each line of it, the span in the configuration it
+    comes from (so an error in the generated text points into the file)."""
     where = f"profiles[{index}]"
     count = len(config.value.get("profiles") or [{}])
     scheduler_name = profile.get("schedulerName", "default-scheduler" if count == 1 else "")
@@ -122,7 +124,7 @@ def profile_source(profile: dict, index: int, config: Configuration, lines: dict
                            f"not a valid scheduler name here: {scheduler_name!r} (a policylang profile name has "
                            "letters, digits, '_', '.' and '-')")
     plugins = profile.get("plugins") or {}
-    multipoint = _merge(_Set(list(registry.default_plugins()), set()), _plugin_set(plugins.get("multiPoint")))
+    multipoint = _merge(_Set(list(default_plugins(target)), set()), _plugin_set(plugins.get("multiPoint")))
     points = {p: _plugin_set(plugins.get(p)) for p in POINTS}
     filters = _expand("filter", multipoint, points["filter"])
     scores = _expand("score", multipoint, points["score"])
@@ -316,46 +318,51 @@ class ConfigProblem:
     hint: str | None = None  # the one close spelling of a misspelt field: a certain fix
 
 
-def check_configuration(doc: YamlNode, path: str,
-                        obj: str | None = None) -> tuple[Configuration | None, list[ConfigProblem]]:
-    """A configuration document checked as kube-scheduler v1.35 checks its --config: the
-    apiVersion, then strict decoding, then validation (each stage only when the one before
-    passed, as kube-scheduler stops at the first that fails)."""
+def check_configuration(doc: YamlNode, path: str, obj: str | None = None,
+                        target=None) -> tuple[Configuration | None, list[ConfigProblem]]:
+    """A configuration document checked as kube-scheduler of ``target``'s version and gates
+    (default: the default target) checks its --config: the apiVersion, then strict decoding,
+    then validation (each stage only when the one before passed, as kube-scheduler stops at the
+    first that fails)."""
+    from ..target import DEFAULT
+    target = DEFAULT if target is None else target
+    release = f"v{target.version}"
     version = doc.get("apiVersion")
     value = version.scalar if version is not None else None
     if value not in API_VERSIONS:
         where = version.value_span if version is not None else doc.span
         if value in REMOVED_VERSIONS:
-            message = (f"apiVersion {value} was removed in Kubernetes {REMOVED_VERSIONS[value]}; kube-scheduler v1.35 "
+            message = (f"apiVersion {value} was removed in Kubernetes {REMOVED_VERSIONS[value]}; kube-scheduler {release} "
                        f"reads only {API_VERSIONS[0]} (its defaults differ: port the file, then check plugin weights "
                        "and args against v1's)")
         else:
-            message = f"unsupported apiVersion {value!r}: kube-scheduler v1.35 reads {API_VERSIONS[0]}"
+            message = f"unsupported apiVersion {value!r}: kube-scheduler {release} reads {API_VERSIONS[0]}"
         return None, [ConfigProblem("apiVersion", where, message, "version")]
-    decoded = schema.decode(doc)
+    decoded = schema.decode(doc, target.minor)
     if decoded.problems:
         return None, [ConfigProblem(p.path or None, p.span, p.body, "decoding", p.hint) for p in decoded.problems]
     config = Configuration(path, decoded.value or {}, decoded.spans, obj)
     problems = [ConfigProblem(field, config.span_of(field), body, "validation")
-                for field, body in validation.validate(config.value)]
+                for field, body in validation.validate(config.value, target)]
     return (None if problems else config), problems
 
 
-def read_configuration(path: str | Path) -> Configuration:
-    """The file's configuration, decoded strictly and validated as kube-scheduler v1.35 does;
-    InputErrors (every problem, each with its line and column) where it would refuse to start."""
+def read_configuration(path: str | Path, target=None) -> Configuration:
+    """The file's configuration, decoded strictly and validated as kube-scheduler of ``target``
+    (default: the default target) does; InputErrors (every problem, each with its line and
+    column) where it would refuse to start."""
     path = str(path)
     doc, obj = find_configuration(path, read_text(path))
-    config, problems = check_configuration(doc, path, obj)
+    config, problems = check_configuration(doc, path, obj, target)
     if problems:
         raise InputErrors([InputError(p.message, path=path, obj=obj, field=p.field, line=p.span.line,
                                       column=p.span.column) for p in problems])
     return config
 
 
-def configuration_source(config: Configuration) -> tuple[str, dict]:
-    """The .sched text equivalent to a configuration, and for each of its lines the span in the
-    configuration file it comes from."""
+def configuration_source(config: Configuration, target=None) -> tuple[str, dict]:
+    """The .sched text equivalent to a configuration for ``target`` (its default plugins), and
+    for each of its lines the span in the configuration file it comes from."""
     name = "".join(c if c.isprintable() else "?" for c in Path(config.path).name)
     lines: dict[int, Span] = {1: Span(config.path, 1, 1, 1, 2)}
     text = f"# Generated from {name} (KubeSchedulerConfiguration).\n"
@@ -364,10 +371,10 @@ def configuration_source(config: Configuration) -> tuple[str, dict]:
         if i:
             text += "\n"
             lines[len(lines) + 1] = config.span_of(f"profiles[{i}]")
-        text += profile_source(profile, i, config, lines)
+        text += profile_source(profile, i, config, lines, target)
     return text, lines
 
 
-def config_source(path: str | Path) -> str:
-    """The .sched text equivalent to a KubeSchedulerConfiguration file."""
-    return configuration_source(read_configuration(path))[0]
+def config_source(path: str | Path, target=None) -> str:
+    """The .sched text equivalent to a KubeSchedulerConfiguration file, for ``target``."""
+    return configuration_source(read_configuration(path, target), target)[0]

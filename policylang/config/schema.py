@@ -14,6 +14,7 @@ did-you-mean, and what became of fields older versions had) and wrongly typed va
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 import typing
 from typing import Any
@@ -194,10 +195,30 @@ def _short(value) -> str:
     return text if len(text) <= 40 else text[:40] + "…"
 
 
-def decode(doc: YamlNode) -> Decoded:
+# Extension points the v1 Plugins type gained (kube-scheduler config/v1/types.go), by the minor
+# version that added them: the pod-group ones, which only Workload API plugins implement (not
+# modelled here). A configuration may name them from that version on, for instance to disable '*'.
+POINTS_SINCE = {"placementGenerate": 36, "placementScore": 36, "podGroupPostFilter": 37}
+
+
+@functools.cache
+def configuration_type(minor: int) -> Obj:
+    """KubeSchedulerConfiguration as kube-scheduler 1.<minor> decodes it."""
+    extra = [p for p, since in POINTS_SINCE.items() if minor >= since]
+    if not extra:
+        return CONFIGURATION
+    plugins = Obj("Plugins", {**PLUGINS.fields, **{p: PLUGIN_SET for p in extra}})
+    profile = Obj("KubeSchedulerProfile", {**PROFILE.fields, "plugins": plugins})
+    return Obj("KubeSchedulerConfiguration", {**CONFIGURATION.fields, "profiles": ListOf(profile)})
+
+
+def decode(doc: YamlNode, minor: "int | None" = None) -> Decoded:
+    """The document decoded strictly as kube-scheduler 1.<minor> decodes it (default: the
+    default target's version)."""
+    from ..target import DEFAULT
     out = Decoded(None, {}, [])
     arg_types = plugin_args()
-    out.value = _decode(doc, CONFIGURATION, "", out, arg_types)
+    out.value = _decode(doc, configuration_type(DEFAULT.minor if minor is None else minor), "", out, arg_types)
     return out
 
 

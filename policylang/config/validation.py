@@ -52,8 +52,11 @@ def _labelname(value: str, path: str) -> Iterator[Problem]:
         yield path, E.invalid(value, msg)
 
 
-def validate(config: dict) -> Iterator[Problem]:
-    """ValidateKubeSchedulerConfiguration, on the configuration as decoded (defaults applied here)."""
+def validate(config: dict, target=None) -> Iterator[Problem]:
+    """ValidateKubeSchedulerConfiguration of ``target``'s version and gates (default: the default
+    target), on the configuration as decoded (defaults applied here)."""
+    from ..target import DEFAULT
+    target = DEFAULT if target is None else target
     parallelism = config.get("parallelism", 16)
     if parallelism <= 0:
         yield "parallelism", E.invalid(parallelism, "should be an integer value greater than zero")
@@ -74,7 +77,7 @@ def validate(config: dict) -> Iterator[Problem]:
         names.setdefault(name, i)
         yield from _percentage(profile.get("percentageOfNodesToScore"), f"{path}.percentageOfNodesToScore")
         yield from _plugins(profile.get("plugins") or {}, f"{path}.plugins")
-        yield from _plugin_config(profile.get("pluginConfig") or [], path)
+        yield from _plugin_config(profile.get("pluginConfig") or [], path, target)
     yield from _common_queue_sort(profiles)
 
     yield from _percentage(config.get("percentageOfNodesToScore"), "percentageOfNodesToScore")
@@ -158,7 +161,7 @@ def _did_you_mean(name: str, options) -> str:
     return f' (did you mean "{close[0]}"?)' if close else ""
 
 
-def _plugin_config(entries: list, path: str) -> Iterator[Problem]:
+def _plugin_config(entries: list, path: str, target) -> Iterator[Problem]:
     seen: set[str] = set()
     for i, entry in enumerate(entries):
         at = f"{path}.pluginConfig[{i}]"
@@ -171,7 +174,7 @@ def _plugin_config(entries: list, path: str) -> Iterator[Problem]:
                                       f'version "{API_VERSION}")')
         elif name in ARGS_VALIDATORS:
             args = entry.get("args")
-            yield from ARGS_VALIDATORS[name](args if isinstance(args, dict) else {}, f"{at}.args")
+            yield from ARGS_VALIDATORS[name](args if isinstance(args, dict) else {}, f"{at}.args", target)
 
 
 def _common_queue_sort(profiles: list) -> Iterator[Problem]:
@@ -234,7 +237,7 @@ def _extended_resource_name(name: str, path: str) -> Iterator[Problem]:
 
 # ---- plugin args (validation_pluginargs.go), each after its v1 defaults -------------------------
 
-def default_preemption(args: dict, path: str) -> Iterator[Problem]:
+def default_preemption(args: dict, path: str, target=None) -> Iterator[Problem]:
     pct = args.get("minCandidateNodesPercentage", 10)
     absolute = args.get("minCandidateNodesAbsolute", 100)
     if not 0 <= pct <= 100:
@@ -248,7 +251,7 @@ def default_preemption(args: dict, path: str) -> Iterator[Problem]:
                                                                        "minCandidateNodesPercentage")
 
 
-def inter_pod_affinity(args: dict, path: str) -> Iterator[Problem]:
+def inter_pod_affinity(args: dict, path: str, target=None) -> Iterator[Problem]:
     weight = args.get("hardPodAffinityWeight", 1)
     if not 0 <= weight <= 100:
         yield f"{path}.hardPodAffinityWeight", E.invalid(weight, "not in valid range [0, 100]")
@@ -279,7 +282,7 @@ def defaulted_resources(resources: list | None) -> list:
     return [{**r, "weight": r.get("weight") or 1} for r in resources]
 
 
-def node_resources_fit(args: dict, path: str) -> Iterator[Problem]:
+def node_resources_fit(args: dict, path: str, target=None) -> Iterator[Problem]:
     for i, res in enumerate(args.get("ignoredResources") or []):
         yield from _labelname(res, f"{path}.ignoredResources[{i}]")
     for i, group in enumerate(args.get("ignoredResourceGroups") or []):
@@ -299,6 +302,18 @@ def node_resources_fit(args: dict, path: str) -> Iterator[Problem]:
             yield f"{at}.resources[{i}].weight", E.invalid(res["weight"], f"resource weight of {res.get('name', '')} "
                                                                           "not in valid range (0, 100]")
     ratio = strategy.get("requestedToCapacityRatio")
+    if target is not None and target.minor < 36:
+        # v1.34/v1.35 validate a ratio's shape wherever it is given, at scoringStrategy.shape, and
+        # require none: RequestedToCapacityRatio without one fails when the plugin is built (NewFit
+        # reads its shape), which kube-scheduler reports as it starts; policylang reports it here.
+        if ratio is not None:
+            yield from _shape(ratio.get("shape") or [], f"{at}.shape")
+        elif kind == "RequestedToCapacityRatio":
+            yield f"{at}.requestedToCapacityRatio", E.required("must be specified when type is "
+                                                               "RequestedToCapacityRatio")
+        return
+    # v1.36 (validation_pluginargs.go ValidateNodeResourcesFitArgs): a ratio exactly when the
+    # type is RequestedToCapacityRatio, its shape at requestedToCapacityRatio.shape.
     if kind == "RequestedToCapacityRatio":
         if ratio is None:
             yield f"{at}.requestedToCapacityRatio", E.required("must be specified when type is "
@@ -309,7 +324,7 @@ def node_resources_fit(args: dict, path: str) -> Iterator[Problem]:
         yield f"{at}.requestedToCapacityRatio", E.forbidden("must be nil when type is not RequestedToCapacityRatio")
 
 
-def pod_topology_spread(args: dict, path: str) -> Iterator[Problem]:
+def pod_topology_spread(args: dict, path: str, target=None) -> Iterator[Problem]:
     constraints = args.get("defaultConstraints") or []
     kind = args.get("defaultingType") or "System"
     if kind not in DEFAULTING_TYPES:
@@ -340,7 +355,7 @@ def pod_topology_spread(args: dict, path: str) -> Iterator[Problem]:
         seen.add((key, action))
 
 
-def node_resources_balanced_allocation(args: dict, path: str) -> Iterator[Problem]:
+def node_resources_balanced_allocation(args: dict, path: str, target=None) -> Iterator[Problem]:
     seen = set()
     for i, res in enumerate(defaulted_resources(args.get("resources"))):
         at = f"{path}.resources[{i}]"
@@ -352,7 +367,7 @@ def node_resources_balanced_allocation(args: dict, path: str) -> Iterator[Proble
             yield f"{at}.weight", E.invalid(res["weight"], "must be 1")
 
 
-def node_affinity(args: dict, path: str) -> Iterator[Problem]:
+def node_affinity(args: dict, path: str, target=None) -> Iterator[Problem]:
     """nodeaffinity.NewNodeSelector / NewPreferredSchedulingTerms: each requirement parses (the
     label requirements as NodeSelectorRequirements; the field ones on metadata.name, one value)."""
     from ..api import model
@@ -381,19 +396,24 @@ def node_affinity(args: dict, path: str) -> Iterator[Problem]:
                 yield f"{fp}.key", E.not_supported(r.get("key", ""), ("metadata.name",))
 
 
-def volume_binding(args: dict, path: str) -> Iterator[Problem]:
+def volume_binding(args: dict, path: str, target=None) -> Iterator[Problem]:
     timeout = args.get("bindTimeoutSeconds", 600)
     if timeout < 0:
         yield f"{path}.bindTimeoutSeconds", E.invalid(timeout, "invalid BindTimeoutSeconds, should not be a "
                                                                "negative value")
-    # StorageCapacityScoring is an alpha gate, off in v1.35: a shape is refused.
-    if args.get("shape") is not None:
+    # ValidateVolumeBindingArgsWithOptions: with StorageCapacityScoring (beta, on in v1.37) a shape
+    # is validated as the score's (an empty or missing one was defaulted, defaults.go); without it
+    # any shape is refused.
+    if target is not None and target.gate("StorageCapacityScoring"):
+        if args.get("shape"):
+            yield from _shape(args["shape"], f"{path}.shape")
+    elif args.get("shape") is not None:
         yield f"{path}.shape", E.invalid(json.dumps(args["shape"], separators=(",", ":")),
                                          "unexpected field `shape`, remove it or turn on the feature gate "
                                          "StorageCapacityScoring")
 
 
-def dynamic_resources(args: dict, path: str) -> Iterator[Problem]:
+def dynamic_resources(args: dict, path: str, target=None) -> Iterator[Problem]:
     timeout = args.get("filterTimeout")
     if timeout is not None and _seconds(timeout) < 0:
         yield f"{path}.filterTimeout", E.invalid(timeout, "must be zero or positive")

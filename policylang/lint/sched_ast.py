@@ -84,6 +84,7 @@ def decl_exprs(decl) -> list:
         return [x for s in decl.body for x in stmt_exprs(s)]
     if isinstance(decl, ast.Profile):
         out = [a.value for u in decl.uses for a in u.args] + [u.weight for u in decl.uses if u.weight is not None]
+        out += [u.when for u in decl.uses if u.when is not None]
         return out + ([decl.percentage_of_nodes_to_score] if decl.percentage_of_nodes_to_score is not None else [])
     return []
 

@@ -94,12 +94,7 @@ def known() -> frozenset:
     return frozenset(plugins()) | NO_DECISION
 
 
-@functools.cache
-def default_plugins() -> tuple:
-    """v1.35's MultiPoint defaults (pkg/scheduler/apis/config/v1/default_plugins.go) as
-    (name, weight): the default profile's plugins in its order, with its weights (0 where it
-    gives none), among those that never change a decision."""
-    module = parse_file((stdlib_dir() / "default.sched").read_text(), str(stdlib_dir() / "default.sched"))
-    (profile,) = [p for p in module.of_type(ast.Profile) if p.name == "default-scheduler"]
-    uses = tuple((u.ref, u.weight.value if u.weight is not None else 0) for u in profile.uses)
-    return tuple((n, 0) for n in NO_DECISION_BEFORE) + uses + tuple((n, 0) for n in NO_DECISION_AFTER)
+def default_profile_path() -> str:
+    """default.sched: kube-scheduler's default profile, for every version (its `use … when`s
+    decide which plugins a version has; config/defaults.py reads them for a target)."""
+    return str(stdlib_dir() / "default.sched")

@@ -60,7 +60,12 @@ def preempt(exe, state: ClusterState, pod: Pod, statuses: dict, *, rng=None, off
     best = select_candidate(candidates)
     if best is None:
         return PostFilterOutcome(f"preemption: {NO_CANDIDATE}")
-    return PostFilterOutcome("", best.node, tuple(Victim(v.metadata.namespace, v.metadata.name) for v in best.victims))
+    # v1.37's Preempt says what it found (preemption.go), DefaultPreemption.PostFilter prefixes it
+    # with "preemption: " as any of its messages, and the scheduling failure's message carries it
+    # after the FitError (types.go FitError.Error); up to v1.36 success had no message.
+    found = (f"preemption: found a potential placement for pod on node {best.node}, preempting {len(best.victims)} victims"
+             if exe.plan.target.minor >= 37 else "")
+    return PostFilterOutcome(found, best.node, tuple(Victim(v.metadata.namespace, v.metadata.name) for v in best.victims))
 
 
 def find_candidates(exe, state: ClusterState, pod: Pod, statuses: dict, *, rng=None, offset: "int | None" = None,
@@ -173,7 +178,7 @@ def select_victims_on_node(exe, state: ClusterState, pod: Pod, node: str, pdbs: 
     if status is not None:
         return [], 0, status
     potential.sort(key=importance)
-    violating, clean = filter_pods_with_pdb_violation(potential, pdbs)
+    violating, clean = filter_pods_with_pdb_violation(potential, pdbs, stop_at_violation=exe.plan.target.minor >= 37)
     removed = list(potential)
     victims: list[Pod] = []
 
@@ -212,10 +217,17 @@ def _fits_without(exe, state: ClusterState, pod: Pod, node: str, removed: list[P
         return run_filters_with_nominated(exe, state, pod, pre, state.nodes[node])
 
 
-def filter_pods_with_pdb_violation(pods: list[Pod], pdbs: list[PodDisruptionBudget]) -> tuple:
+def filter_pods_with_pdb_violation(pods: list[Pod], pdbs: list[PodDisruptionBudget],
+                                   stop_at_violation: bool = False) -> tuple:
     """(violating, not violating), each in the given order. Every PDB that selects a pod (same
     namespace, non-empty selector, the pod not already in its disruptedPods) spends one of its
-    status.disruptionsAllowed; a pod that takes one below zero would violate it."""
+    status.disruptionsAllowed; a pod that takes one below zero would violate it.
+
+    ``stop_at_violation`` is v1.37's: the PDBs are walked in order and the first one a pod takes
+    below zero ends the walk, so the PDBs after it that also select the pod keep their budget for
+    the pods after it (preemption/util.go FilterVictimsWithPDBViolation's podIsViolating returns
+    there); up to v1.36 every PDB that selects the pod spends one (defaultpreemption's
+    filterPodsWithPDBViolation)."""
     from ..api.selectors import selector_matches
 
     allowed = [pdb.status.disruptions_allowed for pdb in pdbs]
@@ -238,6 +250,8 @@ def filter_pods_with_pdb_violation(pods: list[Pod], pdbs: list[PodDisruptionBudg
             allowed[i] -= 1
             if allowed[i] < 0:
                 violated = True
+                if stop_at_violation:
+                    break
         (violating if violated else clean).append(p)
     return violating, clean
 

@@ -86,7 +86,8 @@ def _changed(value: dict, default: dict) -> dict:
 
 
 def _plugins_diff(plugins: tuple, explicit: bool, default_plans: dict) -> dict:
-    defaults = dict(registry.default_plugins())
+    from ..config.defaults import default_plugins
+    defaults = dict(default_plugins())
     enabled, disabled = [], []
     names = {p.name for p in plugins}
     if explicit:

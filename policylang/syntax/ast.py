@@ -339,12 +339,13 @@ class UseArg:
 
 @frozen
 class Use:
-    """``use NodeResourcesFit {args} weight 2 without score`` inside a profile."""
+    """``use NodeResourcesFit {args} weight 2 without score when COND`` inside a profile."""
     ref: str
     is_path: bool = False
     args: tuple = ()  # of UseArg
     weight: "Expr | None" = None
     without: tuple = ()
+    when: "Expr | None" = None  # a constant over `kubernetes`: the use is there only where it holds
     span: Span = _span()
 
 

@@ -177,19 +177,23 @@ class Build(Transformer):
     def use_stmt(self, meta, c):
         ref, args, *options = c
         is_path = ref.type == "STRING"
-        weight, without = None, []
+        weight, without, when = None, [], None
         for kind, value, span in options:
             if kind == "weight":
                 if weight is not None:
                     self._error("P003", "weight is set twice", span)
                 weight = value
+            elif kind == "when":
+                if when is not None:
+                    self._error("P003", "when is set twice", span)
+                when = value
             else:
                 without.append((value, span))
         for name, span in without:
             if name not in ("filter", "score", "postfilter"):
                 self._error("P004", f"'without' takes filter, score or postfilter, not '{name}'", span)
         return ast.Use(self._plain_string(ref) if is_path else str(ref), is_path, args or (), weight,
-                       tuple(n for n, _ in without), span=self._span(meta))
+                       tuple(n for n, _ in without), when, span=self._span(meta))
 
     def use_args(self, c):
         return tuple(a for a in c if a is not None)
@@ -201,6 +205,10 @@ class Build(Transformer):
     @v_args(meta=True)
     def use_weight(self, meta, c):
         return ("weight", c[0], self._span(meta))
+
+    @v_args(meta=True)
+    def use_when(self, meta, c):
+        return ("when", c[0], self._span(meta))
 
     @v_args(meta=True)
     def use_without(self, meta, c):

@@ -416,7 +416,8 @@ class _Formatter:
         ref = quote(u.ref) if u.is_path else u.ref
         head = f"{indent}use {ref}"
         tail = (f" weight {expr(u.weight)}" if u.weight is not None else "") + \
-               "".join(f" without {w}" for w in u.without)
+               "".join(f" without {w}" for w in u.without) + \
+               (f" when {expr(u.when)}" if u.when is not None else "")
         if not u.args:
             return [head + tail]
         args = ast.MapExpr(tuple(a.name for a in u.args), tuple(a.value for a in u.args), record=True)

@@ -17,8 +17,8 @@ Filter, PreScore, Score and NormalizeScore directly:
   of ``filter`` passes.
 
 A file or a case may name the Kubernetes it is for (``kubernetes: "1.37"``, with
-``feature_gates: "A=true"``): the profile is compiled for that target (the default target
-otherwise).
+``feature_gates: "A=true"`` or ``{A: true}``): the profile is compiled for that target (the
+default target otherwise), for the tables of the versions whose tests they transcribe.
 """
 
 from __future__ import annotations
@@ -54,6 +54,14 @@ def _executable(plugin: str, args: dict, tmp_path: Path, executor: str, target=D
     return Executable(compile_profile(check(load_program(source)), target=target), executor)
 
 
+def _target(doc: dict, case: dict):
+    """The Kubernetes a case decides as: its (or its file's) ``kubernetes`` and ``feature_gates``."""
+    gates = case.get("feature_gates", doc.get("feature_gates"))
+    if isinstance(gates, dict):
+        gates = ",".join(f"{k}={str(v).lower()}" for k, v in gates.items())
+    return make_target(case.get("kubernetes", doc.get("kubernetes")), gates)
+
+
 def _object(kind: str, raw: dict, i: int):
     return structure_object({"kind": kind, **raw}, "<case>", i, validate=False)
 
@@ -62,9 +70,7 @@ def _object(kind: str, raw: dict, i: int):
 @pytest.mark.parametrize("doc, case", list(_cases()))
 def test_case(doc, case, executor, tmp_path):
     args = {**doc.get("args", {}), **case.get("args", {})}
-    target = make_target(case.get("kubernetes", doc.get("kubernetes")),
-                         case.get("feature_gates", doc.get("feature_gates")))
-    exe = _executable(doc["plugin"], args, tmp_path, executor, target)
+    exe = _executable(doc["plugin"], args, tmp_path, executor, _target(doc, case))
     objects = [_object("Node", n, i) for i, n in enumerate(case.get("nodes", []))]
     objects += [_object("Pod", p, i) for i, p in enumerate(case.get("pods", []))]
     objects += [structure_object(o, "<case>", i, validate=False) for i, o in enumerate(_flat(case.get("objects", [])))]

@@ -106,3 +106,58 @@ def test_hard_spread_constraint_through_the_profile(tmp_path, capsys):
     a1 = next(n for n in r["nodes"] if n["name"] == "a1")
     assert a1["failure"] == {"plugin": "PodTopologySpread", "code": "Unschedulable",
                              "reasons": ["node(s) didn't match pod topology spread constraints"]}
+
+
+def evaluate_as(version, tmp_path, capsys, nodes, incoming):
+    (tmp_path / "cluster.json").write_text(json.dumps({"kind": "List", "items": nodes}))
+    (tmp_path / "pod.json").write_text(json.dumps(incoming))
+    main(["eval", "--cluster", str(tmp_path / "cluster.json"), "--pod", str(tmp_path / "pod.json"), "-o", "json",
+          "--kubernetes-version", version])
+    return json.loads(capsys.readouterr().out)["results"][0]
+
+
+def test_v137_runs_node_name_first_and_narrows_the_search_to_the_named_node(tmp_path, capsys):
+    """default_plugins.go (v1.37) puts NodeName before NodeUnschedulable, and NodeName's new
+    PreFilter returns the pod's spec.nodeName as the only node (node_name.go PreFilter): the other
+    nodes are absent from the search, with schedule_one.go's "didn't satisfy plugin(s)" status,
+    where v1.35/v1.36 filter them (a cordoned one failing NodeUnschedulable first)."""
+    cordoned = node("b")
+    cordoned["spec"] = {"unschedulable": True}
+    other = node("c")
+    other["spec"] = {"unschedulable": True}
+    nodes, incoming = [node("a"), cordoned, other], pod(nodeName="b")
+    old = evaluate_as("1.36", tmp_path, capsys, nodes, incoming)
+    assert old["fit_error"] == ("0/3 nodes are available: 1 node(s) didn't match the requested node name, "
+                                "2 node(s) were unschedulable.")
+    new = evaluate_as("1.37", tmp_path, capsys, nodes, incoming)
+    assert new["fit_error"] == ("0/3 nodes are available: 1 node(s) were unschedulable, "
+                                "2 node(s) didn't satisfy plugin(s) [NodeName].")
+    from policylang import load_plans
+    from policylang.target import make_target
+    names = {v: [p.name for p in load_plans(target=make_target(v))["default-scheduler"].plugins][:2]
+             for v in ("1.35", "1.36", "1.37")}
+    assert names == {"1.35": ["NodeUnschedulable", "NodeName"], "1.36": ["NodeUnschedulable", "NodeName"],
+                     "1.37": ["NodeName", "NodeUnschedulable"]}
+
+
+def test_v137_says_what_preemption_found_after_the_fit_error(tmp_path, capsys):
+    """v1.37's Preempt returns Success with "found a potential placement for pod on node N,
+    preempting K victims" (preemption/preemption.go), DefaultPreemption's PostFilter prefixes any
+    message with "preemption: ", and FitError.Error appends every PostFilter message
+    (framework/types.go); up to v1.36 a successful preemption had no message."""
+    low = pod("low", cpu="4")
+    low["spec"] |= {"nodeName": "n1", "priority": 0}
+    high = pod("high", cpu="4")
+    high["spec"]["priority"] = 100
+    (tmp_path / "cluster.json").write_text(json.dumps({"kind": "List", "items": [node("n1"), low]}))
+    (tmp_path / "pod.json").write_text(json.dumps(high))
+    messages = {}
+    for version in ("1.36", "1.37"):
+        main(["eval", "--cluster", str(tmp_path / "cluster.json"), "--pod", str(tmp_path / "pod.json"), "-o", "json",
+              "--kubernetes-version", version])
+        result = json.loads(capsys.readouterr().out)["results"][0]
+        assert result["nominated_node"] == "n1"
+        messages[version] = result["message"]
+    assert messages == {"1.36": "0/1 nodes are available: 1 Insufficient cpu.",
+                        "1.37": "0/1 nodes are available: 1 Insufficient cpu. preemption: found a potential "
+                                "placement for pod on node n1, preempting 1 victims"}

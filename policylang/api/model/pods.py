@@ -225,6 +225,13 @@ class EphemeralVolumeSource:
 
 
 @frozen
+class ImageVolumeSource:
+    """An OCI image (or artifact) mounted as a volume: ImageLocality counts it from v1.36."""
+    reference: str = ""
+    pull_policy: str = ""
+
+
+@frozen
 class Volume:
     name: str = ""
     persistent_volume_claim: Optional[PersistentVolumeClaimVolumeSource] = None
@@ -237,6 +244,7 @@ class Volume:
     rbd: Optional[RBDVolumeSource] = None
     iscsi: Optional[ISCSIVolumeSource] = None
     csi: Optional[CSIVolumeSource] = None
+    image: Optional[ImageVolumeSource] = None
 
 
 @frozen

@@ -145,6 +145,9 @@ class CSIDriverSpec:
     fs_group_policy: Optional[str] = None
     se_linux_mount: Optional[bool] = None
     volume_lifecycle_modes: tuple[str, ...] = _list()
+    # With VolumeLimitScaling (beta, on in v1.37) a node whose CSINode lacks the driver cannot
+    # take the driver's volumes (nodevolumelimits/csi.go checkCSIDriverOnNode).
+    prevent_pod_scheduling_if_missing: Optional[bool] = None
 
 
 @frozen
