@@ -1,13 +1,13 @@
 """Write policylang/lsp/api_docs.json: the Kubernetes API's own description of every field of the
 typed cluster model, for the language server's hover. Read from the generated swagger docs of
-k8s.io/api and k8s.io/apimachinery at the release the project follows (v1.35: v0.35.4):
+k8s.io/api and k8s.io/apimachinery at the release the project follows (v1.37: v0.37.2):
 
     <api>/core/v1/types_swagger_doc_generated.go        (Pod, Node, volumes, …)
     <api>/storage/v1/, policy/v1/, scheduling/v1/ …     (StorageClass, PodDisruptionBudget, …)
     <api>/resource/v1/                                  (DeviceClass, ResourceClaim, ResourceSlice, …)
     <apimachinery>/pkg/apis/meta/v1/types_swagger_doc_generated.go   (ObjectMeta, LabelSelector)
 
-    python editors/extract_api_docs.py API_CHECKOUT APIMACHINERY_CHECKOUT [--tag v0.35.4]
+    python editors/extract_api_docs.py API_CHECKOUT APIMACHINERY_CHECKOUT [--tag v0.37.2]
 
 (CHECKOUT: a clone, or a bare git directory, of github.com/kubernetes/api and
 github.com/kubernetes/apimachinery.) Only the model's kinds and fields are kept; a kind whose
@@ -30,7 +30,10 @@ OUT = ROOT / "policylang" / "lsp" / "api_docs.json"
 # the kinds the model means where the other groups reuse a name.
 API_FILES = ("resource/v1", "core/v1", "storage/v1", "policy/v1", "scheduling/v1")
 META_FILE = "pkg/apis/meta/v1"
-NOT_API_TYPES = ("Workload", "WorkloadSpec")
+# Model records with no API type of their name: the workload controllers' view, and a status's
+# applied resources (core/v1 types it as ResourceRequirements; the model keeps it apart because an
+# absent list and an empty one count differently there).
+NOT_API_TYPES = ("Workload", "WorkloadSpec", "ActuatedResources")
 
 _MAP = re.compile(r"^var map_(\w+) = map\[string\]string\{$")
 _ENTRY = re.compile(r'^\s*"([^"]*)":\s*"((?:[^"\\]|\\.)*)",$')
@@ -63,7 +66,7 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("api")
     ap.add_argument("apimachinery")
-    ap.add_argument("--tag", default="v0.35.4")
+    ap.add_argument("--tag", default="v0.37.2")
     args = ap.parse_args(argv)
     docs: dict[str, dict[str, str]] = {}
     for folder in API_FILES:

@@ -101,7 +101,7 @@ def test_the_extension_script_is_valid_javascript():
 def test_the_api_docs_are_upstreams_words_for_the_models_own_fields():
     from policylang.types import model_schema, record_fields
     docs = json.loads((EDITORS.parent / "policylang" / "lsp" / "api_docs.json").read_text())
-    assert docs.pop("_source").startswith("k8s.io/api and k8s.io/apimachinery v0.35.4")
+    assert docs.pop("_source").startswith("k8s.io/api and k8s.io/apimachinery v0.37.2")
     extractor = _extractor()
     assert set(docs) == set(model_schema()) - set(extractor.NOT_API_TYPES)
     for kind, fields in docs.items():

@@ -28,7 +28,8 @@ def pod(name="p", cpu="1", **spec):
 def evaluate(tmp_path, capsys, nodes, incoming, existing=()):
     (tmp_path / "cluster.json").write_text(json.dumps({"kind": "List", "items": [*nodes, *existing]}))
     (tmp_path / "pod.json").write_text(json.dumps(incoming))
-    main(["eval", "--cluster", str(tmp_path / "cluster.json"), "--pod", str(tmp_path / "pod.json"), "-o", "json"])
+    main(["eval", "--cluster", str(tmp_path / "cluster.json"), "--pod", str(tmp_path / "pod.json"), "-o", "json",
+          "--kubernetes-version", "1.35"])
     return json.loads(capsys.readouterr().out)["results"][0]
 
 
