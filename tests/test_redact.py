@@ -90,8 +90,14 @@ def _renamed(value, mapping):
                 return f"{mapping[ns]}/{mapping[name]}"
         if value in mapping:
             return mapping[value]
-        # A message quotes names as Go's %q does: pod "ml/train-b", persistentvolumeclaim "data".
-        return re.sub(r'"([^"]*)"', lambda m: f'"{_renamed(m.group(1), mapping)}"', value)
+        # A message quotes names as Go's %q does: pod "ml/train-b", persistentvolumeclaim "data";
+        # v1.37's CEL errors name a claim and a device bare: claim ns/name, device driver/pool/device.
+        value = re.sub(r'"([^"]*)"', lambda m: f'"{_renamed(m.group(1), mapping)}"', value)
+        # (a device's driver is kept, as everywhere).
+        value = re.sub(r"(?<=claim )[^\s:]+", lambda m: "/".join(mapping.get(p, p) for p in m.group(0).split("/")),
+                       value)
+        return re.sub(r"(?<=device )([^\s/:]+)/([^\s:]+)",
+                      lambda m: m.group(1) + "/" + "/".join(mapping.get(p, p) for p in m.group(2).split("/")), value)
     return value
 
 

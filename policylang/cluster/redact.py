@@ -138,7 +138,9 @@ TABLE: dict[str, dict[str, "str | Into"]] = {
     "ContainerPort": dict(containerPort=KEEP, hostPort=KEEP, protocol=KEEP, hostIP=HOST_IP, name=HASH),
     "Volume": dict(name=HASH, persistentVolumeClaim=INTO, ephemeral=INTO, gcePersistentDisk=INTO,
                    awsElasticBlockStore=INTO, azureDisk=INTO, cinder=INTO, portworxVolume=INTO, rbd=INTO,
-                   iscsi=INTO, csi=INTO),
+                   iscsi=INTO, csi=INTO, image=INTO),
+    # an image volume's reference is an image like a container's: ImageLocality matches them
+    "ImageVolumeSource": dict(reference=IMAGE, pullPolicy=KEEP),
     "PersistentVolumeClaimVolumeSource": dict(claimName=HASH, readOnly=KEEP),
     "EphemeralVolumeSource": dict(volumeClaimTemplate=INTO),
     "PersistentVolumeClaimTemplate": dict(metadata=INTO, spec=INTO),
@@ -200,7 +202,8 @@ TABLE: dict[str, dict[str, "str | Into"]] = {
     # named as its driver, which StorageClasses, PersistentVolumes and CSINodes name too
     "CSIDriver": dict(kind=KEEP, metadata=Into(name=KEEP), spec=INTO),
     "CSIDriverSpec": dict(attachRequired=KEEP, podInfoOnMount=KEEP, storageCapacity=KEEP, requiresRepublish=KEEP,
-                          fsGroupPolicy=KEEP, seLinuxMount=KEEP, volumeLifecycleModes=KEEP),
+                          fsGroupPolicy=KEEP, seLinuxMount=KEEP, volumeLifecycleModes=KEEP,
+                          preventPodSchedulingIfMissing=KEEP),
     "CSIStorageCapacity": dict(kind=KEEP, metadata=INTO, nodeTopology=INTO, storageClassName=HASH, capacity=KEEP,
                                maximumVolumeSize=KEEP),
     "VolumeAttachment": dict(kind=KEEP, metadata=INTO, spec=INTO, status=INTO),
