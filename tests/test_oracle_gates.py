@@ -3,7 +3,7 @@ default profile compiled with a gate set against kube-scheduler's framework run 
 gate set (the oracle's scenario ``featureGates``, set as kube-scheduler's --feature-gates sets
 them), so that what the stdlib does under a gate is upstream's, not only its default.
 
-- TaintTolerationComparisonOperators=true (v1.35): pods tolerating ``sla`` taints with Lt and Gt,
+- TaintTolerationComparisonOperators=true (alpha since v1.35; the default version): pods tolerating ``sla`` taints with Lt and Gt,
   on nodes tainted with numbers and words, for NoSchedule (TaintToleration's filter,
   NodeUnschedulable) and PreferNoSchedule (its score), beside PodTopologySpread's
   nodeTaintsPolicy: Honor.
@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 import strategies as S
 from kube_oracle import comparable
 from policylang import Executable, load_plans
-from policylang.target import VERSIONS, gate_specs, make_target
+from policylang.target import DEFAULT_VERSION, VERSIONS, gate_specs, make_target
 from test_oracle import cases, policylang_result
 from test_oracle_dra import policylang_result as policylang_dra_result
 
@@ -96,13 +96,13 @@ def assert_same(oracle, cluster, pod, version: str, gates: dict, dra: bool = Fal
 @given(comparison_cases())
 @examples(40)
 def test_lt_and_gt_tolerations_with_the_comparison_gate(oracle, case):
-    assert_same(oracle, *case, "1.35", {COMPARISON: True})
+    assert_same(oracle, *case, DEFAULT_VERSION, {COMPARISON: True})
 
 
 @given(comparison_cases())
 @examples(10)
 def test_lt_and_gt_tolerations_tolerate_nothing_without_it(oracle, case):
-    assert_same(oracle, *case, "1.35", {})
+    assert_same(oracle, *case, DEFAULT_VERSION, {})
 
 
 @given(S.dra_scenarios())
