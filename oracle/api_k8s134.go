@@ -9,6 +9,7 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -44,3 +45,7 @@ func trackerOptions(f informers.SharedInformerFactory, client kubernetes.Interfa
 
 // versionOptions: none in v1.34 (NodeVolumeLimits reads CSINodes from the informer itself).
 func versionOptions(informers.SharedInformerFactory) []frameworkruntime.Option { return nil }
+
+// deviceClassHandler: v1.34's DRA manager keeps no extended resource cache (its plugin lists the
+// DeviceClasses itself, extended/util.go), so there is nothing to register.
+func deviceClassHandler(sharedDRAManager) toolscache.ResourceEventHandler { return nil }

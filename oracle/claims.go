@@ -168,3 +168,34 @@ func (w *world) awaitDeallocated(ref podRef) error {
 	}
 	return fmt.Errorf("the deallocation of claim %s/%s never reached the scheduler's cache", ref.Namespace, ref.Name)
 }
+
+// nameGenerated: the API server's naming of an object created with generateName (the claim
+// DynamicResources' PreBind creates for a pod's extended resources, "<pod>-extended-resources-",
+// extendeddynamicresources.go createExtendedResourceClaimInAPI), which the fake clientset does not
+// do. Upstream's SimpleNameGenerator cuts the base to 58 characters and adds five random ones;
+// here the five come from a SHA-256 of the namespace and the generateName, the convention
+// policylang's simulate follows (policylang/dra/extended.py), with a UID and a resourceVersion
+// as claims made above have.
+func nameGenerated(action clienttesting.Action) (bool, runtime.Object, error) {
+	c, ok := action.(clienttesting.CreateAction)
+	if !ok {
+		return false, nil, nil
+	}
+	claim, ok := c.GetObject().(*resourceapi.ResourceClaim)
+	if !ok || claim.Name != "" || claim.GenerateName == "" {
+		return false, nil, nil
+	}
+	base := claim.GenerateName
+	if len(base) > maxBaseLen+1 {
+		base = base[:maxBaseLen+1]
+	}
+	digest := sha256.Sum256([]byte(c.GetNamespace() + "/" + claim.GenerateName))
+	suffix := make([]byte, 5)
+	for i := range suffix {
+		suffix[i] = nameAlphabet[int(digest[i])%len(nameAlphabet)]
+	}
+	claim.Name = base + string(suffix)
+	claim.UID = types.UID("claim-" + c.GetNamespace() + "/" + claim.Name)
+	claim.ResourceVersion = "1"
+	return false, nil, nil
+}

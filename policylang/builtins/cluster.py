@@ -390,6 +390,45 @@ def _device_class(state, name):
     return state.device_classes.get(name)
 
 
+@builtin("is_dra_extended_resource", [STRING], BOOL,
+         "schedutil.IsDRAExtendedResourceName: an extended resource name, or a DeviceClass's implicit one "
+         "(deviceclass.resource.kubernetes.io/<class>).")
+def _is_dra_extended_resource(name):
+    from ..dra.extended import is_dra_extended_resource_name
+    return name is not None and is_dra_extended_resource_name(name)
+
+
+@builtin("extended_resource_class", [STRING], record("DeviceClass"),
+         "The DeviceClass that serves an extended resource through DRA (the DRA manager's ExtendedResourceCache, "
+         "DeviceClassResolver.GetDeviceClass): the class whose spec.extendedResourceName it is (of two, the one "
+         "created first), or the class <c> of deviceclass.resource.kubernetes.io/<c>; null for none.",
+         reads="cluster")
+def _extended_resource_class(state, name):
+    from ..dra.extended import resource_classes
+    return None if name is None else resource_classes(state.device_classes).get(name)
+
+
+@builtin("extended_resource_claim_of", [record("Pod")], record("ResourceClaim"),
+         "findExtendedResourceClaim: the ResourceClaim an earlier scheduling cycle created for the pod's extended "
+         "resources (annotated resource.kubernetes.io/extended-resource-claim: \"true\", the pod its controller), "
+         "or null.", reads="cluster")
+def _extended_resource_claim_of(state, pod):
+    from ..dra.extended import claim_of_pod
+    return claim_of_pod(pod, [state.resource_claims[k] for k in sorted(state.resource_claims)])
+
+
+@builtin("extended_resource_claim", [record("Pod"), list_of(STRING), record("ResourceClaim")],
+         record("ResourceClaim"),
+         "DynamicResources' claim for the pod's extended resources on one node (filterExtendedResources): the claim "
+         "given (the pod's from an earlier cycle), or a new one in memory named <extended-resources>, with one "
+         "ExactCount request of the resource's class per container asking for each of the resources named (the ones "
+         "the node serves through DRA; init containers share), as createRequestsAndMappings makes them.",
+         reads="cluster")
+def _extended_resource_claim(state, pod, names, base):
+    from ..dra.extended import node_claim, resource_classes
+    return node_claim(pod, names or [], resource_classes(state.device_classes), base)
+
+
 ALLOCATION = anon_record([("results", list_of(record("AllocationResult"))), ("failure", STRING)])
 
 

@@ -63,7 +63,11 @@ __all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocationError", "DeviceID", "Failed
 V1_35 = Features(admin_access=True, prioritized_list=True)
 # v1.34's default gates are the same (pkg/features/kube_features.go); its allocator is v1.34.4's.
 V1_34 = Features(admin_access=True, prioritized_list=True, kubernetes="1.34")
-FEATURES = {"1.34": V1_34, "1.35": V1_35}
+FEATURES = {"1.34": V1_34, "1.35": V1_35,
+            # Interim (branch draext): v1.35's allocator for v1.36 and v1.37 until their own (branch
+            # draalloc) replaces these two entries; they agree on devices without taints, counters,
+            # consumable capacity or binding conditions, which is all the extended resource tests use.
+            "1.36": V1_35, "1.37": V1_35}
 
 # What this transcription implements: incubating's features less the ones off in v1.35.
 _IMPLEMENTED = {"admin_access", "prioritized_list", "kubernetes"}

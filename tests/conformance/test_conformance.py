@@ -15,6 +15,10 @@ Filter, PreScore, Score and NormalizeScore directly:
   ``skip_score: true`` when PreScore skips the plugin;
 - ``postfilter``: the plugin's PostFilter message when PreFilter rejects the pod or no node
   of ``filter`` passes.
+
+A file (or a case) may name the Kubernetes it decides as, ``kubernetes: "1.36"`` (the default
+target's otherwise; a file's list, ``["1.36", "1.37"]``, runs its cases for each), and
+``feature_gates`` as --feature-gates takes them.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from policylang import check, compile_profile, load_program
 from policylang.cluster.load import structure_object
 from policylang.cluster.state import ClusterState
 from policylang.syntax.literal import to_literal
+from policylang.target import DEFAULT as DEFAULT_TARGET, make_target
 from policylang.run import batch
 from policylang.run.schedule import (EXECUTORS, Executable, PlanRuntimeError, base_env, run_filters, run_postfilter,
                                      run_prefilter, run_scores)
@@ -38,15 +43,20 @@ HERE = Path(__file__).parent
 def _cases():
     for path in sorted(HERE.glob("*.yaml")):
         doc = yaml.safe_load(path.read_text())
+        versions = doc.get("kubernetes")
         for case in doc["cases"]:
-            yield pytest.param(doc, case, id=f"{path.stem}: {case['name']}")
+            if isinstance(versions, list):   # the same cases for each of these versions
+                for version in versions:
+                    yield pytest.param({**doc, "kubernetes": version}, case, id=f"{path.stem} {version}: {case['name']}")
+            else:
+                yield pytest.param(doc, case, id=f"{path.stem}: {case['name']}")
 
 
-def _executable(plugin: str, args: dict, tmp_path: Path, executor: str) -> Executable:
+def _executable(plugin: str, args: dict, tmp_path: Path, executor: str, target=DEFAULT_TARGET) -> Executable:
     arg_text = f" {to_literal(args)}" if args else ""
     source = tmp_path / "profile.sched"
     source.write_text(f"profile conformance {{\n    use {plugin}{arg_text}\n}}\n")
-    return Executable(compile_profile(check(load_program(source))), executor)
+    return Executable(compile_profile(check(load_program(source)), target=target), executor)
 
 
 def _object(kind: str, raw: dict, i: int):
@@ -57,7 +67,8 @@ def _object(kind: str, raw: dict, i: int):
 @pytest.mark.parametrize("doc, case", list(_cases()))
 def test_case(doc, case, executor, tmp_path):
     args = {**doc.get("args", {}), **case.get("args", {})}
-    exe = _executable(doc["plugin"], args, tmp_path, executor)
+    target = make_target(case.get("kubernetes", doc.get("kubernetes")), case.get("feature_gates", doc.get("feature_gates")))
+    exe = _executable(doc["plugin"], args, tmp_path, executor, target)
     objects = [_object("Node", n, i) for i, n in enumerate(case.get("nodes", []))]
     objects += [_object("Pod", p, i) for i, p in enumerate(case.get("pods", []))]
     objects += [structure_object(o, "<case>", i, validate=False) for i, o in enumerate(_flat(case.get("objects", [])))]

@@ -103,7 +103,16 @@ class DeviceAllocations:
         self._forget_answers([r for a in allocations for r in a.devices.results])
 
     def deallocate(self, key) -> None:
+        """DynamicResources' PostFilter: the claim deallocated, or deleted if it is the special
+        claim made for a pod's extended resources (extendeddynamicresources.go deleteClaim)."""
+        from ...dra.extended import EXTENDED_RESOURCE_CLAIM_ANNOTATION
         claim = self.state.resource_claims.get(key)
+        if claim is not None and claim.metadata.annotations.get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) == "true":
+            del self.state.resource_claims[key]
+            if claim.status.allocation is not None:
+                self._allocated = None
+                self._forget_answers(claim.status.allocation.devices.results)
+            return
         if claim is None or claim.status.allocation is None:
             return
         self.state.resource_claims[key] = attrs.evolve(claim, status=attrs.evolve(
