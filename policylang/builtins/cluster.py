@@ -401,7 +401,7 @@ def _is_dra_extended_resource(name):
 @builtin("extended_resource_class", [STRING], record("DeviceClass"),
          "The DeviceClass that serves an extended resource through DRA (the DRA manager's ExtendedResourceCache, "
          "DeviceClassResolver.GetDeviceClass): the class whose spec.extendedResourceName it is (of two, the one "
-         "created first), or the class <c> of deviceclass.resource.kubernetes.io/<c>; null for none.",
+         "created last), or the class <c> of deviceclass.resource.kubernetes.io/<c>; null for none.",
          reads="cluster")
 def _extended_resource_class(state, name):
     from ..dra.extended import resource_classes

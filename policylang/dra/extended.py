@@ -51,10 +51,10 @@ def resource_classes(classes: Mapping[str, model.DeviceClass]) -> dict[str, mode
     """The extended resource name -> DeviceClass map the cache holds once the informer has added
     every class, in the order the API server lists them (by name). For each class in turn
     (updateResourceName2class): when another class already holds its extendedResourceName and was
-    created earlier (or at the same second with a smaller name), the class is left out altogether,
+    created later (or at the same second with a smaller name), the class is left out altogether,
     its implicit name too; otherwise it takes its explicit name and its implicit one. So of two
-    classes naming the same resource the oldest serves it, and a younger one added after it serves
-    neither name (one added before keeps its implicit name)."""
+    classes naming the same resource the newest serves it (the smaller name of two as new), and an
+    older one added after it serves neither name (one added before keeps its implicit name)."""
     key = tuple((name, id(cls)) for name, cls in sorted(classes.items()))
     kept = _KEPT.get(key)
     if kept is None:
@@ -75,7 +75,7 @@ def _resource_classes(items) -> dict[str, model.DeviceClass]:
         holder = mapping.get(explicit) if explicit is not None else None
         if holder is not None:
             mine, theirs = _created(cls), _created(holder)
-            if mine > theirs or (mine == theirs and name >= holder.metadata.name):
+            if mine < theirs or (mine == theirs and name >= holder.metadata.name):
                 continue
         if explicit is not None:
             mapping[explicit] = cls

@@ -37,7 +37,7 @@ def postfilter(exe, state, pod, pre, statuses, *, plugin, preemption: bool, rng=
     if not pre.active.get(plugin.name) or not (claims or lets.get("has_extended")) or rejected_here:
         # Its state holds claims (the pod's, or its special claim for extended resources) only
         # once its PreFilter passed with some.
-        return PostFilterOutcome("no new claims to deallocate")
+        return PostFilterOutcome(_unschedulable(exe, "no new claims to deallocate"))
     # The allocated claims unavailable on a node where the rest could be allocated (Filter's
     # unavailableClaims). Upstream picks one at random (a map's order); here the first.
     unavailable = sorted({i for name, status in statuses.items()
@@ -55,7 +55,14 @@ def postfilter(exe, state, pod, pre, statuses, *, plugin, preemption: bool, rng=
         # next cycle makes it anew (extendeddynamicresources.go deleteClaim).
         meta = earlier.metadata
         return PostFilterOutcome("deletion of ResourceClaim completed", deallocate=((meta.namespace, meta.name),))
-    return PostFilterOutcome("still not schedulable")
+    return PostFilterOutcome(_unschedulable(exe, "still not schedulable"))
+
+
+def _unschedulable(exe, text: str) -> str:
+    """The message of PostFilter's Unschedulable status when it deallocated nothing: v1.37 gives
+    none (fwk.NewStatus(fwk.Unschedulable), so the FitError names only the other PostFilter
+    plugins' reasons), earlier versions this text."""
+    return "" if exe.plan.target.minor >= 37 else text
 
 
 def _unavailable_on(claim, node) -> bool:
@@ -259,6 +266,16 @@ def _shortfalls(state, pod, node, claims=None) -> tuple:
         return tuple((claims[s.claim], s) for s in state.device_shortfalls(node, claims))
     except AllocationError:
         return ()
+
+
+def distance(state, pod, node_name: str, status) -> float:
+    """How far a node is from allocating the pod's claims: the largest share of a request's
+    devices missing there (0.5, as for any other reason, when each request fits alone)."""
+    if CANNOT_ALLOCATE not in status.reasons:
+        return 0.5
+    shares = [(s.wanted - s.available) / s.wanted for _, s in _shortfalls(state, pod, state.nodes[node_name])
+              if s.wanted]
+    return max(shares, default=0.5)
 
 
 def detail(state, pod, reason: str, node_names) -> "str | None":

@@ -111,7 +111,8 @@ def run_postfilter(exe: Executable, state: ClusterState, pod: Pod, pre: PreFilte
         deallocated += outcome.deallocate
         if outcome.nominated is not None or outcome.error:
             return attrs.evolve(outcome, deallocate=deallocated)
-        reasons.append(outcome.message)
+        if outcome.message:     # a status without reasons adds none (v1.37's DynamicResources)
+            reasons.append(outcome.message)
     return PostFilterOutcome(", ".join(reasons), deallocate=deallocated)
 
 

@@ -14,7 +14,7 @@ Filter, PreScore, Score and NormalizeScore directly:
 - ``scores``: node → normalized score, every given node treated as feasible;
   ``skip_score: true`` when PreScore skips the plugin;
 - ``postfilter``: the plugin's PostFilter message when PreFilter rejects the pod or no node
-  of ``filter`` passes.
+  of ``filter`` passes (a mapping of version to message where they differ).
 
 A file (or a case) may name the Kubernetes it decides as, ``kubernetes: "1.36"`` (the default
 target's otherwise; a file's list, ``["1.36", "1.37"]``, runs its cases for each), and
@@ -120,7 +120,10 @@ def test_case(doc, case, executor, tmp_path):
 
 def _check_postfilter(exe: Executable, state, pod, pre, statuses: dict, case: dict) -> None:
     if "postfilter" in case:
-        assert run_postfilter(exe, state, pod, pre, statuses, enabled=False).message == case["postfilter"]
+        expected = case["postfilter"]
+        if isinstance(expected, dict):      # by version
+            expected = expected[exe.plan.target.version]
+        assert run_postfilter(exe, state, pod, pre, statuses, enabled=False).message == expected
 
 
 def _filter_batch(exe: Executable, pre, nodes: list) -> "dict | None":

@@ -1,0 +1,138 @@
+"""Differential tests for extended resources backed by DRA (DRAExtendedResource, on from
+Kubernetes 1.36): the default profile of v1.36 and v1.37 against their kube-scheduler frameworks
+(the oracles built by ``oracle/build.sh 1.36`` and ``1.37``), on clusters whose DeviceClasses name
+extended resources, whose nodes' device plugins sometimes list them, and whose pending pods ask for
+them (``strategies.dra_scenarios(extended=True)``).
+
+Compared as tests/test_oracle_dra.py compares (:func:`kube_oracle.comparable`): NodeResourcesFit
+leaving a resource to DRA, DynamicResources' special claim per node (its requests per container,
+allocated after the pod's own claims), "cannot fit resource", a claim left from an earlier cycle,
+PostFilter's message, and in a batch the claim each placed pod is given, whose devices later pods
+find taken. The example of the README (examples/dra-extended) is checked too.
+
+Preemption is left out for v1.37: its oracle's DefaultPreemption fails on a nil pointer
+(default_preemption.go PodEligibleToPreemptOthers) before DRA is involved.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, note
+
+import strategies as S
+from kube_oracle import assert_agree, comparable
+from policylang import load_cluster, load_plans
+from policylang.run.schedule import Executable, schedule
+from policylang.target import make_target
+from test_oracle import examples, policylang_simulation, simulate_comparable
+from test_oracle_dra import POOL_ORDER_TRIES, policylang_result, shares_pools
+
+ROOT = Path(__file__).parent.parent
+EXAMPLE = ROOT / "examples" / "dra-extended"
+VERSIONS = ("1.36", "1.37")
+
+
+@pytest.fixture(scope="module", params=VERSIONS)
+def versioned(request):
+    """(version, its oracle): skipped or failed as conftest's ``oracle`` is."""
+    from conftest import _oracle
+    gen = _oracle(request.param)
+    oracle = next(gen)
+    yield request.param, oracle
+    next(gen, None)
+
+
+# The scores of NodeResourcesBalancedAllocation and VolumeBinding are left out on both sides: v1.36
+# and v1.37 changed them (another branch carries that), and no extended resource is scored by them
+# with their default resources. Everything else is the default profile.
+CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    score:
+      disabled:
+      - name: NodeResourcesBalancedAllocation
+      - name: VolumeBinding
+"""
+
+
+@functools.cache
+def profile(version: str) -> Executable:
+    import tempfile
+    path = Path(tempfile.mkdtemp()) / "config.yaml"
+    path.write_text(CONFIG)
+    return Executable(load_plans(config=str(path), target=make_target(version))["default-scheduler"])
+
+
+def oracle_result(oracle, cluster: S.Cluster, pod: dict) -> dict:
+    (result,) = oracle.run(copy.deepcopy(list(cluster.raw)), [copy.deepcopy(pod)], config=CONFIG,
+                           preemption=False)["results"]
+    return result
+
+
+def assert_same(oracle, version: str, cluster: S.Cluster, pod: dict) -> None:
+    note(json.dumps({"objects": cluster.raw, "pod": pod}))
+    ours = comparable(policylang_result(cluster, pod, False, profile(version)))
+    theirs = comparable(oracle_result(oracle, cluster, pod))
+    for _ in range(POOL_ORDER_TRIES if shares_pools(cluster) else 0):
+        if ours == theirs:
+            break
+        theirs = comparable(oracle_result(oracle, cluster, pod))
+    assert_agree(ours, theirs)
+    assert ours == theirs
+
+
+def test_the_readme_example(versioned):
+    """examples/dra-extended: train (two GPUs) lands on gpu-node-b, the only node with two free
+    devices of the class; train-big (three) fits nowhere; in a batch train takes gpu-node-b's
+    two, and train-2 (two more) then fits nowhere."""
+    version, oracle = versioned
+    raw = [o for o in _raw(EXAMPLE / "cluster.yaml")]
+    pods = [p for f in sorted((EXAMPLE / "pods").iterdir()) for p in _raw(f)]
+    exe = profile(version)
+    cluster = S.Cluster(tuple(o for o in raw if o["kind"] == "Node"),
+                        tuple(o for o in raw if o["kind"] == "Pod"),
+                        tuple(o for o in raw if o["kind"] not in ("Node", "Pod")))
+    for pod in pods:
+        ours = schedule(exe, load_cluster([EXAMPLE / "cluster.yaml"]), S.structure(pod), preemption=False)
+        assert comparable(json.loads(json.dumps(ours.to_json()))) == comparable(oracle_result(oracle, cluster, pod))
+    ours = simulate_comparable(policylang_simulation(cluster, pods, preemption=False, exe=exe))
+    theirs = simulate_comparable(oracle.run(raw, pods, config=CONFIG, preemption=False, mode="simulate"))
+    assert ours == theirs
+    assert [p["node"] for p in ours["placements"]] == ["gpu-node-b", None, None]
+
+
+def _raw(path: Path) -> list:
+    import yaml
+    doc = yaml.safe_load(path.read_text())
+    return doc["items"] if doc.get("kind") == "List" else [doc]
+
+
+@given(S.dra_scenarios(extended=True))
+@examples(0.25)
+def test_extended_single_cycle(versioned, scenario):
+    """One pod asking for extended resources (with or without claims of its own), without
+    preemption: NodeResourcesFit and DynamicResources as each version decides."""
+    version, oracle = versioned
+    (pod,) = scenario.pods
+    assert_same(oracle, version, scenario.cluster, pod)
+
+
+@given(S.dra_scenarios(min_pending=2, max_pending=3, one_pool_per_node=True, extended=True))
+@examples(0.1)
+def test_extended_batch(versioned, scenario):
+    """simulate without preemption: each placed pod's special claim is created, allocated and
+    reserved (PreBind), so later pods find its devices taken."""
+    version, oracle = versioned
+    cluster, pods = scenario.cluster, list(scenario.pods)
+    note(json.dumps({"objects": cluster.raw, "pods": pods}))
+    ours = simulate_comparable(policylang_simulation(cluster, pods, preemption=False, exe=profile(version)))
+    theirs = simulate_comparable(oracle.run(cluster.raw, pods, config=CONFIG, preemption=False, mode="simulate"))
+    assert ours["placements"] == theirs["placements"]
+    assert ours["summary"] == theirs["summary"]
