@@ -1389,11 +1389,9 @@ def _device_plugin_node(draw, node: dict) -> dict:
 
 
 def _ask_extended(draw, pod: dict, classes: list, others: list) -> None:
-    """Mostly a pod that asks for 1-3 of example.com/gpu (or example.com/nic, or a class's implicit
-    name) in a container, sometimes in an init container too; often without claims of its own;
-    now and then with the claim an earlier cycle made for it (its binding failed)."""
-    if not maybe(draw, 3, 4):
-        return
+    """A pod that asks for 1-3 of example.com/gpu (mostly; or example.com/nic, or a class's implicit
+    name) in a container, sometimes in an init container too; half the time without claims of its
+    own; now and then with the claim an earlier cycle made for it (its binding failed)."""
     if maybe(draw, 1, 2):
         pod["spec"]["resourceClaims"] = []
         pod.get("status", {}).pop("resourceClaimStatuses", None)

@@ -429,6 +429,18 @@ def _extended_resource_claim(state, pod, names, base):
     return node_claim(pod, names or [], resource_classes(state.device_classes), base)
 
 
+@builtin("extended_resource_devices", [record("Node"), STRING], anon_record([("capacity", INT), ("allocated", INT)]),
+         "NodeResourcesFit's view of an extended resource DRA serves on a node (resource_allocation.go "
+         "calculateDRAExtendedResourceAllocatableRequest): {capacity, allocated}, the devices of the resource's "
+         "class in every ResourceSlice the node reaches, and those of them allocated; {0, 0} when no class serves "
+         "it, or a class selector fails.", reads="cluster")
+def _extended_resource_devices(state, node, name):
+    from ..dra.extended import Totals, device_totals, resource_classes
+    cls = None if name is None or node is None else resource_classes(state.device_classes).get(name)
+    totals = Totals(0, 0) if cls is None else device_totals(node, cls, state.resource_slices, state.allocated_devices())
+    return {"capacity": totals.capacity, "allocated": totals.allocated}
+
+
 ALLOCATION = anon_record([("results", list_of(record("AllocationResult"))), ("failure", STRING)])
 
 

@@ -236,3 +236,54 @@ def created_claim(pod: model.Pod, claim: model.ResourceClaim) -> model.ResourceC
     name = generated_name(pod)
     meta = attrs.evolve(claim.metadata, name=name, uid=f"claim-{pod.metadata.namespace}/{name}")
     return attrs.evolve(claim, metadata=meta, status=model.ResourceClaimStatus())
+
+
+# ---- NodeResourcesFit's scoring of a resource DRA serves --------------------------------------
+
+@frozen
+class Totals:
+    """The devices of a class on a node: how many, and how many of them allocated."""
+    capacity: int
+    allocated: int
+
+
+def device_totals(node: model.Node, cls: model.DeviceClass, slices: Sequence[model.ResourceSlice],
+                  allocated) -> Totals:
+    """calculateDRAResourceTotals (noderesources/resource_allocation.go): every device of every
+    slice the node reaches (its nodeName, allNodes, a matching nodeSelector; per device with
+    perDeviceNodeSelection), of any pool and generation, that the class's selectors accept, and
+    those of them in ``allocated`` (structured.DeviceID). A selector that fails to compile or to
+    evaluate makes the whole count fail, which the scorer takes as no devices (0, 0)."""
+    from .pools import DeviceID, _cel_device, _compiled, _evaluate, node_matches
+    capacity = taken = 0
+    for s in slices:
+        spec = s.spec
+        if spec.per_device_node_selection:
+            devices = [d for d in spec.devices
+                       if d.all_nodes or (d.node_name and d.node_name == node.metadata.name)
+                       or (d.node_selector is not None
+                           and node_matches(node, d.node_name or "", bool(d.all_nodes), d.node_selector))]
+        else:
+            name = spec.node_name or ""
+            if not spec.all_nodes and name != node.metadata.name and spec.node_selector is not None:
+                if not node_matches(node, name, bool(spec.all_nodes), spec.node_selector):
+                    continue
+            elif not spec.all_nodes and name and name != node.metadata.name:
+                continue
+            devices = list(spec.devices)
+        for device in devices:
+            for selector in cls.spec.selectors:
+                if selector.cel is None:
+                    continue
+                compiled = _compiled(selector.cel.expression)
+                if not hasattr(compiled, "matches"):
+                    return Totals(0, 0)
+                verdict = _evaluate(compiled, _cel_device(spec.driver, device))
+                if isinstance(verdict, str):
+                    return Totals(0, 0)
+                if not verdict:
+                    break
+            else:
+                capacity += 1
+                taken += DeviceID(spec.driver, spec.pool.name, device.name) in allocated
+    return Totals(capacity, taken)
