@@ -199,3 +199,34 @@ func nameGenerated(action clienttesting.Action) (bool, runtime.Object, error) {
 	claim.ResourceVersion = "1"
 	return false, nil, nil
 }
+
+// awaitNoExtendedClaim: Unreserve deletes the claim PreBind created for the pod's extended
+// resources (extendeddynamicresources.go unreserveExtendedResourceClaim); the deletion reaches
+// the claim cache through the informer.
+func (w *world) awaitNoExtendedClaim(pod *v1.Pod) error {
+	if w.dra == nil {
+		return nil
+	}
+	for i := 0; i < 5000; i++ {
+		claims, err := w.dra.ResourceClaims().List()
+		if err != nil {
+			return err
+		}
+		found := false
+		for _, c := range claims {
+			if c.Annotations["resource.kubernetes.io/extended-resource-claim"] != "true" {
+				continue
+			}
+			for _, ref := range c.OwnerReferences {
+				if ref.UID == pod.UID {
+					found = true
+				}
+			}
+		}
+		if !found {
+			return nil
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return fmt.Errorf("the extended resource claim of pod %s/%s was never deleted from the scheduler's cache", pod.Namespace, pod.Name)
+}

@@ -255,9 +255,11 @@ def test_simulate_creates_the_claim_and_later_pods_find_its_devices_taken(execut
     assert schedule(_exe("1.36", executor), state, pods["train-2"]).selected == "gpu-node-b"
 
 
-def test_a_claim_left_by_an_earlier_cycle_is_deleted_and_the_pod_scheduled_again():
+def test_a_claim_left_by_an_earlier_cycle_is_deleted_and_the_pod_scheduled_later():
     """The claim an earlier cycle created (its binding failed): every node says "cannot schedule
-    extended resource claim", PostFilter deletes it, and simulate's next cycle allocates anew."""
+    extended resource claim" and PostFilter deletes it. No event of that requeues the pod (the
+    claim is not one of the pod's own), so simulate leaves it pending; a later batch allocates
+    anew."""
     state = load_cluster([EXAMPLE / "cluster.yaml"])
     pods = _example_pods()
     stale = model.ResourceClaim(
@@ -273,8 +275,10 @@ def test_a_claim_left_by_an_earlier_cycle_is_deleted_and_the_pod_scheduled_again
     assert first.message == ("0/4 nodes are available: 1 Insufficient nvidia.com/gpu, 3 cannot schedule extended "
                              "resource claim. deletion of ResourceClaim completed")
     [placement] = simulate({"default-scheduler": _exe("1.36")}, state, [pods["train"]], preemption=False)
-    assert placement.node == "gpu-node-b"
+    assert (placement.node, placement.message) == (None, first.message)
     assert ("ml", "train-extended-resources-old00") not in state.resource_claims
+    [later] = simulate({"default-scheduler": _exe("1.36")}, state, [pods["train"]], preemption=False)
+    assert later.node == "gpu-node-b"
 
 
 def test_explain_says_where_how_many_devices_are_free_and_what_would_fit(capsys):
@@ -315,7 +319,8 @@ def test_the_pages_show_what_the_commands_print(page, capsys):
 def test_a_pod_with_claims_of_its_own_on_a_device_plugin_node_fails_prebind():
     """filterExtendedResources gives the special claim no request where the node's device plugin
     serves the resource, but the pod's own claims keep the claim in the allocation: PreBind creates
-    it and then has no request to map into the pod's status (patchPodExtendedResourceClaimStatus)."""
+    it and then has no request to map into the pod's status (patchPodExtendedResourceClaimStatus);
+    the binding fails (the oracle's simulate, tests/test_oracle_dra_extended.py, agrees)."""
     state = load_cluster([EXAMPLE / "cluster.yaml"])
     legacy = state.nodes["legacy-node"]
     own = model.ResourceClaim(metadata=model.ObjectMeta(name="own", namespace="ml"),
@@ -331,3 +336,8 @@ def test_a_pod_with_claims_of_its_own_on_a_device_plugin_node_fails_prebind():
     assert placement.node is None
     assert placement.message == ('running PreBind plugin "DynamicResources": nil or empty request mappings, no update '
                                  "of pod ml/train ExtendedResourceClaimStatus")
+    # PreBind had bound the pod's own claim; Unreserve takes the pod out of it, the allocation
+    # stays; the special claim is deleted.
+    after = state.resource_claims[("ml", "own")]
+    assert after.status.allocation is not None and after.status.reserved_for == ()
+    assert ("ml", generated_name(pod)) not in state.resource_claims

@@ -83,10 +83,16 @@ def reserve(exe, state, pod, node_name: str, plugin) -> "str | None":
     if lets is None:
         return None
     claims = list(lets.get(RESERVE_LETS[0]) or [])
+    allocations = lets.get(RESERVE_LETS[1]) or []
     extended = lets.get(RESERVE_LETS[2])
     if extended is not None:
         failure = _bind_extended(state, pod, extended)
         if isinstance(failure, str):
+            # PreBind bound the pod's own claims before it failed on the special claim; Unreserve
+            # takes the pod out of their reservedFor, and deletes the special claim. Their
+            # allocations stay (dynamicresources.go Unreserve).
+            state.assume_allocation(pod, claims, allocations[:len([c for c in claims if c.status.allocation is None])])
+            _unreserve(state, pod, claims)
             return failure
         claims.append(failure)
     full = next((c for c in claims if len(c.status.reserved_for) >= RESERVED_FOR_MAX_SIZE
@@ -97,8 +103,18 @@ def reserve(exe, state, pod, node_name: str, plugin) -> "str | None":
         return (f'running PreBind plugin "DynamicResources": add reservation to claim {meta.namespace}/{meta.name}: '
                 f'ResourceClaim.resource.k8s.io "{meta.name}" is invalid: status.reservedFor: Too many: '
                 f"{len(full.status.reserved_for) + 1}: must have at most {RESERVED_FOR_MAX_SIZE} items")
-    state.assume_allocation(pod, claims, lets.get(RESERVE_LETS[1]) or [])
+    state.assume_allocation(pod, claims, allocations)
     return None
+
+
+def _unreserve(state, pod, claims) -> None:
+    """Unreserve's patch of the pod's claims: the pod out of their status.reservedFor."""
+    for c in claims:
+        key = (c.metadata.namespace, c.metadata.name)
+        current = state.resource_claims.get(key)
+        if current is not None:
+            left = tuple(r for r in current.status.reserved_for if r.uid != pod.metadata.uid)
+            state.resource_claims[key] = attrs.evolve(current, status=attrs.evolve(current.status, reserved_for=left))
 
 
 def _asks_extended(exe, state, pod) -> bool:
