@@ -341,3 +341,16 @@ def test_a_pod_with_claims_of_its_own_on_a_device_plugin_node_fails_prebind():
     after = state.resource_claims[("ml", "own")]
     assert after.status.allocation is not None and after.status.reserved_for == ()
     assert ("ml", generated_name(pod)) not in state.resource_claims
+
+
+def test_write_state_keeps_the_claim_and_its_devices_taken(tmp_path, capsys):
+    out = tmp_path / "after.yaml"
+    main(["simulate", "--kubernetes-version", "1.36", "--cluster", str(EXAMPLE / "cluster.yaml"),
+          "--pods", str(EXAMPLE / "pods" / "train.yaml"), "--write-state", str(out)])
+    capsys.readouterr()
+    state = load_cluster([out])
+    assert ("ml", generated_name(_example_pods()["train"])) in state.resource_claims
+    code = main(["eval", "--kubernetes-version", "1.36", "--cluster", str(out),
+                 "--pod", str(EXAMPLE / "pods" / "train-2.yaml")])
+    assert code == 1
+    assert "3 cannot allocate all claims" in capsys.readouterr().out
