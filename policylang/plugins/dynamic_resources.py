@@ -1,10 +1,12 @@
 """DynamicResources' engine code: its PostFilter (deallocating a claim that keeps the pod off every
-node), its Reserve (the allocation the chosen node got, written into the claims, as Reserve and
-PreBind do), and explain's changes for the nodes only it rejects (fewer devices, another class)
-and what a "cannot allocate all claims" amounts to across nodes.
+node, or deleting the claim an earlier cycle made for the pod's extended resources), its Reserve
+(the allocation the chosen node got, written into the claims, and the claim for the pod's extended
+resources created, as Reserve and PreBind do), and explain's changes for the nodes only it rejects
+(fewer devices, another class, a smaller extended resource request) and what a "cannot allocate
+all claims" amounts to across nodes.
 
 Upstream: pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go (PostFilter,
-Reserve, bindClaim)."""
+Reserve, bindClaim), extendeddynamicresources.go."""
 
 from __future__ import annotations
 
