@@ -86,8 +86,17 @@ def reserve(exe, state, pod, node_name: str, plugin) -> "str | None":
         return None
     claims = list(lets.get(RESERVE_LETS[0]) or [])
     allocations = lets.get(RESERVE_LETS[1]) or []
+    full = next((c for c in claims if len(c.status.reserved_for) >= RESERVED_FOR_MAX_SIZE
+                 and not any(r.uid == pod.metadata.uid for r in c.status.reserved_for)), None)
+    if full is not None:
+        # PreBind's status update (bindClaim) is refused by the API server's validation.
+        meta = full.metadata
+        return (f'running PreBind plugin "DynamicResources": add reservation to claim {meta.namespace}/{meta.name}: '
+                f'ResourceClaim.resource.k8s.io "{meta.name}" is invalid: status.reservedFor: Too many: '
+                f"{len(full.status.reserved_for) + 1}: must have at most {RESERVED_FOR_MAX_SIZE} items")
     extended = lets.get(RESERVE_LETS[2])
     if extended is not None:
+        # PreBind binds the special claim after the pod's own (claimStore: it comes last).
         failure = _bind_extended(state, pod, extended)
         if isinstance(failure, str):
             # PreBind bound the pod's own claims before it failed on the special claim; Unreserve
@@ -97,14 +106,6 @@ def reserve(exe, state, pod, node_name: str, plugin) -> "str | None":
             _unreserve(state, pod, claims)
             return failure
         claims.append(failure)
-    full = next((c for c in claims if len(c.status.reserved_for) >= RESERVED_FOR_MAX_SIZE
-                 and not any(r.uid == pod.metadata.uid for r in c.status.reserved_for)), None)
-    if full is not None:
-        # PreBind's status update (bindClaim) is refused by the API server's validation.
-        meta = full.metadata
-        return (f'running PreBind plugin "DynamicResources": add reservation to claim {meta.namespace}/{meta.name}: '
-                f'ResourceClaim.resource.k8s.io "{meta.name}" is invalid: status.reservedFor: Too many: '
-                f"{len(full.status.reserved_for) + 1}: must have at most {RESERVED_FOR_MAX_SIZE} items")
     state.assume_allocation(pod, claims, allocations)
     return None
 
