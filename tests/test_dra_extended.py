@@ -22,7 +22,7 @@ from policylang.cluster.load import structure_object
 from policylang.cluster.state import ClusterState
 from policylang.cluster.validation.core import admitted_as
 from policylang.diagnostics import InputError
-from policylang.dra.extended import (Mapping_, claim_of_pod, generated_name, requests_and_mappings,
+from policylang.dra.extended import (RequestMapping, claim_of_pod, generated_name, requests_and_mappings,
                                      resource_classes)
 from policylang.forecast.simulate import simulate
 from policylang.run.schedule import EXECUTORS, Executable, schedule
@@ -123,7 +123,7 @@ def test_mappings_as_upstream_makes_them(pod, resources, classes, want):
     _, mappings = requests_and_mappings(pod, resources, classes)
     got = sorted((m.request_name, m.container_name, m.resource_name) for m in mappings)
     assert got == want
-    assert all(isinstance(m, Mapping_) for m in mappings)
+    assert all(isinstance(m, RequestMapping) for m in mappings)
 
 
 def _class(name: str, created: str = "", extended: "str | None" = None) -> model.DeviceClass:

@@ -13,6 +13,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Mapping
 
 from .quantity import Quantity, ZERO
+from .selectors import valid_label_key
 
 if TYPE_CHECKING:   # annotations only: the builtins import this module for `policylang check`
     from .model import Pod
@@ -90,3 +91,10 @@ def nonzero_pod_requests(pod: Pod) -> dict[str, Quantity]:
         return pod_requests(pod, NON_ZERO_DEFAULTS)
     missing = {k: v for k, v in NON_ZERO_DEFAULTS.items() if k not in requests}
     return pod_requests(pod, missing) if missing else requests
+
+
+def is_extended_resource_name(name: str) -> bool:
+    """v1helper.IsExtendedResourceName (pkg/apis/core/v1/helper/helpers.go): not native (it has a
+    domain, and not kubernetes.io's), not requests.*, and "requests." + name a qualified name."""
+    native = "/" not in name or "kubernetes.io/" in name
+    return not native and not name.startswith("requests.") and valid_label_key("requests." + name)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import attrs
 
-from ..api.requests import NON_ZERO_DEFAULTS, pod_requests
+from ..api.requests import NON_ZERO_DEFAULTS, is_extended_resource_name, pod_requests
 from ..api.selectors import (label_selector_error, node_selector_matches, requirement_error,
-                                 selector_matches, term_matches, tolerates, valid_label_key)
+                                 selector_matches, term_matches, tolerates)
 from ..types import BOOL, INT, QUANTITY, STRING, anon_record, list_of, map_of, record
 from .declare import EvalError, builtin
 
@@ -55,8 +55,7 @@ def is_prefixed_native(name: str) -> bool:
          "Whether a resource name is an extended resource (example.com/foo): not native, not kubernetes.io/, "
          "not requests.*, and \"requests.\" + name a valid qualified name.")
 def is_extended_resource(name):
-    native = "/" not in name or is_prefixed_native(name)
-    return not native and not name.startswith("requests.") and valid_label_key("requests." + name)
+    return is_extended_resource_name(name)
 
 
 @builtin("is_scalar_resource", [STRING], BOOL,

@@ -23,7 +23,10 @@ import datetime
 import hashlib
 from typing import Mapping, Sequence
 
+import attrs
+
 from ..api import model
+from ..api.requests import is_extended_resource_name
 from ..frozen import frozen
 
 # resourceapi.ResourceDeviceClassPrefix: the implicit extended resource name of every class.
@@ -41,8 +44,7 @@ MAX_GENERATED_BASE = 58
 def is_dra_extended_resource_name(name: str) -> bool:
     """schedutil.IsDRAExtendedResourceName: an extended resource name, or a class's implicit one
     (which, being under kubernetes.io/, is not an extended resource name)."""
-    from ..builtins.cluster import is_extended_resource
-    return is_extended_resource(name) or name.startswith(DEVICE_CLASS_PREFIX)
+    return is_extended_resource_name(name) or name.startswith(DEVICE_CLASS_PREFIX)
 
 
 # ---- the DRA manager's ExtendedResourceCache ------------------------------------------------
@@ -106,7 +108,7 @@ def claim_of_pod(pod: model.Pod, claims: Sequence[model.ResourceClaim]) -> "mode
 
 
 @frozen
-class Mapping_:
+class RequestMapping:
     """v1.ContainerExtendedResourceRequest: which request of the claim serves a container's
     resource."""
     container_name: str
@@ -116,7 +118,7 @@ class Mapping_:
 
 def requests_and_mappings(pod: model.Pod, resources: Sequence[str],
                           resolve: Mapping[str, model.DeviceClass]
-                          ) -> tuple[tuple[model.DeviceRequest, ...], tuple[Mapping_, ...]]:
+                          ) -> tuple[tuple[model.DeviceRequest, ...], tuple[RequestMapping, ...]]:
     """createRequestsAndMappings: for each resource (in name order) of those the node must serve
     through DRA, one ExactCount request per long-lived container asking for it (regular containers
     and sidecars: ``container-<i>-request-<j>``, i its index among init containers then containers,
@@ -129,21 +131,21 @@ def requests_and_mappings(pod: model.Pod, resources: Sequence[str],
     long_lived = [i for i, c in enumerate(containers) if not (i < num_init and c.restart_policy != "Always")]
     short_lived = [i for i in range(num_init) if containers[i].restart_policy != "Always"]
     requests: list[model.DeviceRequest] = []
-    mappings: list[Mapping_] = []
+    mappings: list[RequestMapping] = []
     for resource in sorted(resources):
         cls = resolve.get(resource)
         if cls is None:
             continue
         class_name = cls.metadata.name
         per_container: list = [None] * len(containers)
-        long_maps: list[Mapping_] = []
+        long_maps: list[RequestMapping] = []
         for i in long_lived:
             req, maps = _container_request(i, containers[i], resource, class_name, ())
             per_container[i] = req
             long_maps += maps
         biggest = None
         short_names: set[str] = set()
-        short_maps: list[Mapping_] = []
+        short_maps: list[RequestMapping] = []
         for i in short_lived:
             req, maps = _container_request(i, containers[i], resource, class_name, per_container[i:])
             if req is not None:
@@ -153,7 +155,7 @@ def requests_and_mappings(pod: model.Pod, resources: Sequence[str],
             short_maps += maps
         if biggest is not None and len(short_names) > 1:
             short_names.discard(biggest.name)
-            short_maps = [Mapping_(m.container_name, m.resource_name, biggest.name)
+            short_maps = [RequestMapping(m.container_name, m.resource_name, biggest.name)
                           if m.request_name in short_names else m for m in short_maps]
         if biggest is not None:
             requests.append(biggest)
@@ -181,14 +183,14 @@ def _container_request(index: int, container: model.Container, resource: str, cl
         if r is None:
             continue
         covered += r.exactly.count
-        maps.append(Mapping_(container.name, resource, r.name))
+        maps.append(RequestMapping(container.name, resource, r.name))
         if covered >= wanted:
             return None, tuple(maps)
     position = sorted(container.resources.requests).index(resource)
     name = f"container-{index}-request-{position}"
     request = model.DeviceRequest(name=name, exactly=model.ExactDeviceRequest(
         device_class_name=class_name, allocation_mode=model.ALLOCATION_MODE_EXACT_COUNT, count=wanted - covered))
-    return request, (*maps, Mapping_(container.name, resource, name))
+    return request, (*maps, RequestMapping(container.name, resource, name))
 
 
 def node_claim(pod: model.Pod, resources: Sequence[str], resolve: Mapping[str, model.DeviceClass],
@@ -213,7 +215,6 @@ def in_memory_claim(pod: model.Pod) -> model.ResourceClaim:
 
 
 def _with_requests(claim: model.ResourceClaim, requests) -> model.ResourceClaim:
-    import attrs
     devices = attrs.evolve(claim.spec.devices, requests=tuple(requests))
     return attrs.evolve(claim, spec=attrs.evolve(claim.spec, devices=devices))
 
@@ -232,7 +233,6 @@ def generated_name(pod: model.Pod) -> str:
 def created_claim(pod: model.Pod, claim: model.ResourceClaim) -> model.ResourceClaim:
     """The claim as PreBind creates it: named, with a uid (as the API server would give it;
     here derived from its name, as the oracle does), no allocation yet."""
-    import attrs
     name = generated_name(pod)
     meta = attrs.evolve(claim.metadata, name=name, uid=f"claim-{pod.metadata.namespace}/{name}")
     return attrs.evolve(claim, metadata=meta, status=model.ResourceClaimStatus())

@@ -10,7 +10,7 @@ from typing import Iterator
 
 from ...api import errors as E
 from ...api import model
-from ...builtins.cluster import is_extended_resource
+from ...api.requests import is_extended_resource_name
 from .core import Problem, extended_resource_field_kept
 
 # Limits from k8s.io/api resource/v1 types.go.
@@ -277,7 +277,7 @@ def device_class_spec(s: model.DeviceClassSpec) -> Iterator[Problem]:
     yield from _too_many(s.selectors, DEVICE_SELECTORS_MAX_SIZE, "selectors")
     yield from _too_many(s.config, DEVICE_CONFIG_MAX_SIZE, "config")
     if (s.extended_resource_name is not None and extended_resource_field_kept()
-            and not is_extended_resource(s.extended_resource_name)):
+            and not is_extended_resource_name(s.extended_resource_name)):
         yield "extendedResourceName", E.invalid(s.extended_resource_name, "must be a valid extended resource name")
 
 
