@@ -167,3 +167,34 @@ def test_extended_batch(versioned, scenario):
     theirs = simulate_comparable(oracle.run(cluster.raw, pods, config=CONFIG, preemption=False, mode="simulate"))
     assert ours["placements"] == theirs["placements"]
     assert ours["summary"] == theirs["summary"]
+
+
+def test_the_score_counts_the_subrequest_the_special_claim_left(versioned):
+    """A claim of the pod's own with firstAvailable (two GPUs, else one) beside an extended
+    resource of the same class: where the node has two GPUs, the special claim takes one and the
+    claim gets its second choice (score 7), where it has three, its first (8): DynamicResources'
+    Score sees the allocation Filter made, special claim included (normalised: 87 and 100)."""
+    version, oracle = versioned
+    nodes = tuple({"apiVersion": "v1", "kind": "Node",
+                   "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                   "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"},
+                              "capacity": {"cpu": "8", "memory": "16Gi", "pods": "110"}}} for name in ("a", "b"))
+    others = (
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+         "spec": {"extendedResourceName": "example.com/gpu"}},
+        *({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
+           "spec": {"driver": "gpu.example.com", "nodeName": name,
+                    "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                    "devices": [{"name": f"gpu-{i}"} for i in range(count)]}} for name, count in (("a", 2), ("b", 3))),
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "mine", "namespace": "default"},
+         "spec": {"devices": {"requests": [{"name": "r", "firstAvailable": [
+             {"name": "two", "deviceClassName": "gpu", "count": 2}, {"name": "one", "deviceClassName": "gpu"}]}]}}},
+    )
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default", "uid": "uid-p"},
+           "spec": {"containers": [{"name": "c", "image": "busybox",
+                                    "resources": {"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}}}],
+                    "resourceClaims": [{"name": "rc", "resourceClaimName": "mine"}]}}
+    cluster = S.Cluster(nodes, (), others)
+    ours = comparable(policylang_result(cluster, pod, version))
+    assert {n: r["scores"]["DynamicResources"]["normalized"] for n, r in ours["nodes"].items()} == {"a": 87, "b": 100}
+    assert ours == comparable(oracle_result(oracle, cluster, pod))
