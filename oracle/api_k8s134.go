@@ -9,6 +9,7 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/kubernetes/pkg/features"
@@ -50,3 +51,7 @@ func versionOptions(informers.SharedInformerFactory) []frameworkruntime.Option {
 func gateDependencies(featuregate.MutableVersionedFeatureGate) map[featuregate.Feature][]featuregate.Feature {
 	return nil
 }
+
+// deviceClassHandler: v1.34's DRA manager keeps no extended resource cache (its plugin lists the
+// DeviceClasses itself, extended/util.go), so there is nothing to register.
+func deviceClassHandler(sharedDRAManager) toolscache.ResourceEventHandler { return nil }

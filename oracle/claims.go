@@ -168,3 +168,65 @@ func (w *world) awaitDeallocated(ref podRef) error {
 	}
 	return fmt.Errorf("the deallocation of claim %s/%s never reached the scheduler's cache", ref.Namespace, ref.Name)
 }
+
+// nameGenerated: the API server's naming of an object created with generateName (the claim
+// DynamicResources' PreBind creates for a pod's extended resources, "<pod>-extended-resources-",
+// extendeddynamicresources.go createExtendedResourceClaimInAPI), which the fake clientset does not
+// do. Upstream's SimpleNameGenerator cuts the base to 58 characters and adds five random ones;
+// here the five come from a SHA-256 of the namespace and the generateName, the convention
+// policylang's simulate follows (policylang/dra/extended.py), with a UID and a resourceVersion
+// as claims made above have.
+func nameGenerated(action clienttesting.Action) (bool, runtime.Object, error) {
+	c, ok := action.(clienttesting.CreateAction)
+	if !ok {
+		return false, nil, nil
+	}
+	claim, ok := c.GetObject().(*resourceapi.ResourceClaim)
+	if !ok || claim.Name != "" || claim.GenerateName == "" {
+		return false, nil, nil
+	}
+	base := claim.GenerateName
+	if len(base) > maxBaseLen+1 {
+		base = base[:maxBaseLen+1]
+	}
+	digest := sha256.Sum256([]byte(c.GetNamespace() + "/" + claim.GenerateName))
+	suffix := make([]byte, 5)
+	for i := range suffix {
+		suffix[i] = nameAlphabet[int(digest[i])%len(nameAlphabet)]
+	}
+	claim.Name = base + string(suffix)
+	claim.UID = types.UID("claim-" + c.GetNamespace() + "/" + claim.Name)
+	claim.ResourceVersion = "1"
+	return false, nil, nil
+}
+
+// awaitNoExtendedClaim: Unreserve deletes the claim PreBind created for the pod's extended
+// resources (extendeddynamicresources.go unreserveExtendedResourceClaim); the deletion reaches
+// the claim cache through the informer.
+func (w *world) awaitNoExtendedClaim(pod *v1.Pod) error {
+	if w.dra == nil {
+		return nil
+	}
+	for i := 0; i < 5000; i++ {
+		claims, err := w.dra.ResourceClaims().List()
+		if err != nil {
+			return err
+		}
+		found := false
+		for _, c := range claims {
+			if c.Annotations["resource.kubernetes.io/extended-resource-claim"] != "true" {
+				continue
+			}
+			for _, ref := range c.OwnerReferences {
+				if ref.UID == pod.UID {
+					found = true
+				}
+			}
+		}
+		if !found {
+			return nil
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return fmt.Errorf("the extended resource claim of pod %s/%s was never deleted from the scheduler's cache", pod.Namespace, pod.Name)
+}

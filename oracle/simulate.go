@@ -9,6 +9,7 @@ package main
 // nominated to that node, as the next cycle would try it once the deletions arrive.
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -194,7 +195,21 @@ func (s *simulation) place() (*simulateDoc, error) {
 				return nil, st.AsError()
 			}
 			if st := w.bindClaims(pf, assumed, node); !st.IsSuccess() {
-				return nil, st.AsError()
+				// The binding cycle failed (schedule_one.go handleBindingCycleError): Unreserve
+				// runs, the assumed pod is forgotten, and the pod stays pending with PreBind's
+				// error as RunPreBindPlugins words it.
+				pf.RunReservePluginsUnreserve(w.ctx, w.lastState, assumed, node)
+				if err := w.cache.ForgetPod(logger, assumed); err != nil {
+					return nil, err
+				}
+				if err := w.awaitNoExtendedClaim(pod); err != nil {
+					return nil, err
+				}
+				pl.Message = strp(fmt.Sprintf("running PreBind plugin %q: %v", names.DynamicResources, st.AsError()))
+				doc.Summary.Unschedulable++
+				doc.Summary.Preempted += len(pl.Victims)
+				doc.Placements = append(doc.Placements, pl)
+				continue
 			}
 			if err := finishBinding(w.cache, logger, assumed); err != nil {
 				return nil, err

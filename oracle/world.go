@@ -76,6 +76,7 @@ func newWorld(objects []runtime.Object, pending []*v1.Pod, cfg *schedulerapi.Kub
 	w.client = fake.NewClientset(inClient...)
 	w.dealloc = &deallocations{}
 	w.client.PrependReactor("update", "resourceclaims", w.dealloc.react)
+	w.client.PrependReactor("create", "resourceclaims", nameGenerated)
 	informerFactory := informers.NewSharedInformerFactory(w.client, 0)
 	w.snapshot = internalcache.NewEmptySnapshot()
 
@@ -91,6 +92,14 @@ func newWorld(objects []runtime.Object, pending []*v1.Pod, cfg *schedulerapi.Kub
 			return nil, fmt.Errorf("starting the resource slice tracker: %w", err)
 		}
 		draManager = dynamicresources.NewDRAManager(ctx, claimCache, sliceTracker, informerFactory)
+		if h := deviceClassHandler(draManager); h != nil {
+			reg, err := informerFactory.Resource().V1().DeviceClasses().Informer().AddEventHandler(h)
+			if err != nil {
+				cancel()
+				return nil, fmt.Errorf("registering the extended resource cache: %w", err)
+			}
+			draSynced = append(draSynced, reg.HasSynced)
+		}
 		// The assume cache fills from its informer's handler, and the DRA manager's record of
 		// allocated devices from the cache's: both after the informer itself has synced, as
 		// the scheduler's WaitForHandlersSync waits for (eventhandlers.go). A no-op handler's

@@ -33,6 +33,7 @@ DEFAULT_VERSION = "1.35"   # 1.37 once the 1.36/1.37 stdlib and allocator are in
 # shipped plugin decides, and docs/versions.md says where.
 MODELLED = (
     "DynamicResourceAllocation",           # off: the DynamicResources plugin passes every pod
+    "DRAExtendedResource",                 # on: extended resources a DeviceClass names are allocated by DRA (v1.35+)
     "InPlacePodLevelResourcesVerticalScaling",  # a resized pod's pod-level status counts (api/requests.py)
     "InPlacePodVerticalScaling",           # off (1.34): a pod being resized counts by its spec alone
     "NodeDeclaredFeatures",                # the NodeDeclaredFeatures plugin joins the default profile
@@ -41,6 +42,12 @@ MODELLED = (
     "TaintTolerationComparisonOperators",  # tolerations with Lt and Gt compare integers
     "VolumeLimitScaling",                  # NodeVolumeLimits rejects nodes missing an opted-in CSI driver
 )
+
+# A modelled gate whose feature policylang decides as upstream does only from a version on: below
+# it, the gate is modelled at its default only (another value is "not modelled"). v1.34's
+# DRAExtendedResource is an older design (dynamicresources/extended/util.go lists the classes
+# itself), v1.35's is v1.36's (extendeddynamicresources.go).
+MODELLED_FROM = {"DRAExtendedResource": "1.35"}
 
 
 @frozen
@@ -148,10 +155,10 @@ def parse_feature_gates(text: str, version: str) -> dict[str, bool]:
         elif spec.locked and value != spec.default:
             errors.append(f"cannot set feature gate {key} to {str(value).lower()}, feature is locked to "
                           f"{str(spec.default).lower()}")
-        elif key in read and key not in MODELLED and value != spec.default:
+        elif key in read and not _modelled_at(key, version) and value != spec.default:
             errors.append(f"{key}={str(value).lower()} is not modelled: policylang decides as Kubernetes {version} "
                           f"with {key}={str(spec.default).lower()} (its default); the gates it models are "
-                          f"{', '.join(g for g in MODELLED if g in specs)}")
+                          f"{', '.join(g for g in MODELLED if g in specs and _modelled_at(g, version))}")
     if not errors:
         errors = _unmet_dependencies(specs, values)
     if errors:
@@ -167,6 +174,11 @@ def _unmet_dependencies(specs: dict[str, GateSpec], values: dict[str, bool]) -> 
     return [f"{name} is enabled, but depends on features that are disabled: [{' '.join(off)}]"
             for name, spec in sorted(specs.items())
             if enabled(name) and (off := [dep for dep in spec.depends_on if not enabled(dep)])]
+
+
+def _modelled_at(gate: str, version: str) -> bool:
+    since = MODELLED_FROM.get(gate)
+    return gate in MODELLED and (since is None or VERSIONS.index(version) >= VERSIONS.index(since))
 
 
 # strconv.ParseBool's accepted spellings.

@@ -1184,7 +1184,8 @@ _CLAIM_KINDS = st.sampled_from(["new"] * 6 + ["shared"] * 3 + ["template"] * 2 +
 @lru_cache(maxsize=None)
 @st.composite
 def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: int = 4,
-                  one_pool_per_node: bool = False, orphans: bool = True, new_fields: bool = False) -> DraScenario:
+                  one_pool_per_node: bool = False, orphans: bool = True, new_fields: bool = False,
+                  extended: bool = False) -> DraScenario:
     """Nodes (as :func:`clusters` draws them, without inter-pod terms), DeviceClasses,
     ResourceSlices, the Namespaces (the admin one labelled), bound pods holding allocated
     claims, and pending pods with 1-3 claims each.
@@ -1195,7 +1196,11 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
     (reservedFor empty, as once the pod is gone), which DynamicResources' PostFilter deallocates
     when a pod that shares one cannot be scheduled. ``new_fields`` (for v1.36+, see
     :func:`_new_dra_fields`): device taints and request tolerations, shared counters, devices
-    that allow multiple allocations and capacity requests."""
+    that allow multiple allocations and capacity requests.
+
+    ``extended`` (Kubernetes 1.36 and later, DRAExtendedResource): classes that name an extended
+    resource (see :func:`_extended_classes`), nodes whose device plugin lists it, and pending pods
+    asking for it (see :func:`_ask_extended`)."""
     base = _cluster(draw, min_nodes=1, max_nodes=max_nodes, max_pods=4, affinity=False)
     plain = []
     for node in base.nodes:
@@ -1219,6 +1224,9 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
         spec = {"selectors": [{"cel": {"expression": selector_of[name]}}]} if selector_of[name] else {}
         others.append({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name},
                        "spec": spec})
+    if extended:
+        _extended_classes(draw, [o for o in others if o["kind"] == "DeviceClass"])
+        base = base.evolve(nodes=[_device_plugin_node(draw, n) for n in base.nodes])
 
     # Slices: per node and driver; sometimes a zone's (nodeSelector) or everyone's (allNodes).
     free: dict[str, list] = {}      # node → [(driver, pool, device)] not yet allocated
@@ -1343,6 +1351,8 @@ def dra_scenarios(draw, min_pending: int = 1, max_pending: int = 1, max_nodes: i
             others.append(claim)
             claims.append(claim)
         pod["spec"]["resourceClaims"] = refs
+        if extended:
+            _ask_extended(draw, pod, classes, others)
         pending.append(pod)
     if new_fields:
         others = _new_dra_fields(draw, others)
@@ -1430,3 +1440,70 @@ def _new_dra_fields(draw, others: list) -> list:
             rule["spec"]["deviceSelector"] = selector
         out.append(rule)
     return out
+
+
+# Extended resources backed by DRA (DRAExtendedResource, on from Kubernetes 1.36): the name a
+# class may give (strategies' EXTENDED, which device plugins also list) and a second one.
+DRA_EXTENDED = (EXTENDED, "example.com/nic")
+DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
+
+
+def _extended_classes(draw, classes: list) -> None:
+    """Mostly the gpu class names example.com/gpu; now and then another class names it too (the
+    newest serves it, the older one added after it loses its implicit name as well) or names
+    example.com/nic; creation times from a few seconds."""
+    for c in classes:
+        if maybe(draw, 1, 2):
+            c["metadata"]["creationTimestamp"] = f"2026-01-01T00:00:0{draw(integers(0, 2))}Z"
+        if c["metadata"]["name"] == "gpu" and maybe(draw, 3, 4):
+            c["spec"]["extendedResourceName"] = DRA_EXTENDED[0]
+        elif maybe(draw, 1, 4):
+            c["spec"]["extendedResourceName"] = draw(sampled(DRA_EXTENDED))
+
+
+def _device_plugin_node(draw, node: dict) -> dict:
+    """Sometimes a node whose device plugin lists example.com/gpu (none, zero or a few): there
+    NodeResourcesFit counts it, elsewhere DRA serves it."""
+    if not maybe(draw, 1, 3):
+        node = copy.deepcopy(node)
+        for key in ("allocatable", "capacity"):
+            node["status"].get(key, {}).pop(EXTENDED, None)
+        return node
+    node = copy.deepcopy(node)
+    count = str(draw(sampled((0, 1, 2, 4))))
+    for key in ("allocatable", "capacity"):
+        node["status"].setdefault(key, {})[EXTENDED] = count
+    return node
+
+
+def _ask_extended(draw, pod: dict, classes: list, others: list) -> None:
+    """A pod that asks for 1-3 of example.com/gpu (mostly; or example.com/nic, or a class's implicit
+    name) in a container, sometimes in an init container too; half the time without claims of its
+    own; now and then with the claim an earlier cycle made for it (its binding failed)."""
+    if maybe(draw, 1, 2):
+        pod["spec"]["resourceClaims"] = []
+        pod.get("status", {}).pop("resourceClaimStatuses", None)
+
+    def ask(container: dict) -> None:
+        name = (DEVICE_CLASS_PREFIX + draw(sampled(tuple(classes))) if maybe(draw, 1, 4)
+                else draw(sampled(DRA_EXTENDED[:1] * 3 + DRA_EXTENDED[1:])))
+        count = str(draw(integers(1, 3)))
+        resources = container.setdefault("resources", {})
+        resources.setdefault("requests", {})[name] = count
+        resources.setdefault("limits", {})[name] = count
+
+    containers = pod["spec"].setdefault("containers", [{"name": "c0", "image": "busybox"}])
+    ask(containers[0])
+    if maybe(draw, 1, 4):
+        init = {"name": "init-gpu", "image": "busybox"}
+        if maybe(draw, 1, 3):
+            init["restartPolicy"] = "Always"    # a sidecar: long-lived
+        ask(init)
+        pod["spec"].setdefault("initContainers", []).append(init)
+    if maybe(draw, 1, 8):
+        ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+        others.append(_claim(f"{name}-extended-resources-x7k2q", ns,
+                             [{"name": "container-0-request-0", "exactly": {"deviceClassName": "gpu", "count": 1}}],
+                             annotations={"resource.kubernetes.io/extended-resource-claim": "true"},
+                             ownerReferences=[{"apiVersion": "v1", "kind": "Pod", "name": name, "uid": pod_uid(pod),
+                                               "controller": True}]))

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional
 
 from ..frozen import frozen
 from .quantity import Quantity, ZERO
+from .selectors import valid_label_key
 
 if TYPE_CHECKING:   # annotations only: the builtins import this module for `policylang check`
     from .model import Container, ContainerStatus, Pod
@@ -254,3 +255,10 @@ def nonzero_pod_requests(pod: Pod, counting: Counting = SPEC) -> dict[str, Quant
         return pod_requests(pod, NON_ZERO_DEFAULTS, counting=counting)
     missing = {k: v for k, v in NON_ZERO_DEFAULTS.items() if k not in requests}
     return pod_requests(pod, missing, counting=counting) if missing else requests
+
+
+def is_extended_resource_name(name: str) -> bool:
+    """v1helper.IsExtendedResourceName (pkg/apis/core/v1/helper/helpers.go): not native (it has a
+    domain, and not kubernetes.io's), not requests.*, and "requests." + name a qualified name."""
+    native = "/" not in name or "kubernetes.io/" in name
+    return not native and not name.startswith("requests.") and valid_label_key("requests." + name)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import attrs
 
-from ..api.requests import NON_ZERO_DEFAULTS, counting_of_key, pod_requests
+from ..api.requests import NON_ZERO_DEFAULTS, counting_of_key, is_extended_resource_name, pod_requests
 from ..api.selectors import (label_selector_error, node_selector_matches, requirement_error,
-                                 selector_matches, term_matches, tolerates, valid_label_key)
+                                 selector_matches, term_matches, tolerates)
 from ..types import BOOL, INT, QUANTITY, STRING, anon_record, list_of, map_of, record
 from .declare import EvalError, builtin
 
@@ -66,8 +66,7 @@ def is_prefixed_native(name: str) -> bool:
          "Whether a resource name is an extended resource (example.com/foo): not native, not kubernetes.io/, "
          "not requests.*, and \"requests.\" + name a valid qualified name.")
 def is_extended_resource(name):
-    native = "/" not in name or is_prefixed_native(name)
-    return not native and not name.startswith("requests.") and valid_label_key("requests." + name)
+    return is_extended_resource_name(name)
 
 
 @builtin("is_scalar_resource", [STRING], BOOL,
@@ -399,6 +398,57 @@ def _resource_claim(state, namespace, name):
          reads="cluster")
 def _device_class(state, name):
     return state.device_classes.get(name)
+
+
+@builtin("is_dra_extended_resource", [STRING], BOOL,
+         "schedutil.IsDRAExtendedResourceName: an extended resource name, or a DeviceClass's implicit one "
+         "(deviceclass.resource.kubernetes.io/<class>).")
+def _is_dra_extended_resource(name):
+    from ..dra.extended import is_dra_extended_resource_name
+    return name is not None and is_dra_extended_resource_name(name)
+
+
+@builtin("extended_resource_class", [STRING], record("DeviceClass"),
+         "The DeviceClass that serves an extended resource through DRA (the DRA manager's ExtendedResourceCache, "
+         "DeviceClassResolver.GetDeviceClass): the class whose spec.extendedResourceName it is (of two, the one "
+         "created last), or the class <c> of deviceclass.resource.kubernetes.io/<c>; null for none.",
+         reads="cluster")
+def _extended_resource_class(state, name):
+    from ..dra.extended import resource_classes
+    return None if name is None else resource_classes(state.device_classes).get(name)
+
+
+@builtin("extended_resource_claim_of", [record("Pod")], record("ResourceClaim"),
+         "findExtendedResourceClaim: the ResourceClaim an earlier scheduling cycle created for the pod's extended "
+         "resources (annotated resource.kubernetes.io/extended-resource-claim: \"true\", the pod its controller), "
+         "or null.", reads="cluster")
+def _extended_resource_claim_of(state, pod):
+    from ..dra.extended import claim_of_pod
+    return claim_of_pod(pod, [state.resource_claims[k] for k in sorted(state.resource_claims)])
+
+
+@builtin("extended_resource_claim", [record("Pod"), list_of(STRING), record("ResourceClaim")],
+         record("ResourceClaim"),
+         "DynamicResources' claim for the pod's extended resources on one node (filterExtendedResources): the claim "
+         "given (the pod's from an earlier cycle), or a new one in memory named <extended-resources>, with one "
+         "ExactCount request of the resource's class per container asking for each of the resources named (the ones "
+         "the node serves through DRA; init containers share), as createRequestsAndMappings makes them.",
+         reads="cluster")
+def _extended_resource_claim(state, pod, names, base):
+    from ..dra.extended import node_claim, resource_classes
+    return node_claim(pod, names or [], resource_classes(state.device_classes), base)
+
+
+@builtin("extended_resource_devices", [record("Node"), STRING], anon_record([("capacity", INT), ("allocated", INT)]),
+         "NodeResourcesFit's view of an extended resource DRA serves on a node (resource_allocation.go "
+         "calculateDRAExtendedResourceAllocatableRequest): {capacity, allocated}, the devices of the resource's "
+         "class in every ResourceSlice the node reaches, and those of them allocated; {0, 0} when no class serves "
+         "it, or a class selector fails.", reads="cluster")
+def _extended_resource_devices(state, node, name):
+    from ..dra.extended import Totals, device_totals, resource_classes
+    cls = None if name is None or node is None else resource_classes(state.device_classes).get(name)
+    totals = Totals(0, 0) if cls is None else device_totals(node, cls, state.resource_slices, state.allocated_devices())
+    return {"capacity": totals.capacity, "allocated": totals.allocated}
 
 
 ALLOCATION = anon_record([("results", list_of(record("AllocationResult"))), ("failure", STRING)])

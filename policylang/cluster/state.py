@@ -528,11 +528,12 @@ class ClusterState:
         self._note_objects()
         self._devices.assume_allocation(pod, claims, allocations)
 
-    def deallocate_claim(self, key: tuple[str, str]) -> None:
+    def deallocate_claim(self, key: tuple[str, str]) -> bool:
         """DynamicResources' PostFilter: the claim without its allocation, reservations and device
-        statuses; its devices are free again."""
+        statuses; its devices are free again (the scheduler's claim for a pod's extended resources
+        is deleted instead). Whether the change requeues the pod at once (not the deletion)."""
         self._note_objects()
-        self._devices.deallocate(key)
+        return self._devices.deallocate(key)
 
     def add_claim(self, claim: model.PersistentVolumeClaim) -> None:
         """A PersistentVolumeClaim created while simulating (a StatefulSet's, from its template)."""

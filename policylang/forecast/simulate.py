@@ -87,10 +87,10 @@ def simulate(profile_for: "Callable[[Pod], Executable | None] | dict[str, Execut
             nominated = decision.nominated_node
             if decision.selected is None and decision.deallocated:
                 # DynamicResources' PostFilter deallocated a claim; its update requeues the pod,
-                # and the next cycle may allocate it elsewhere.
-                for key in decision.deallocated:
-                    state.deallocate_claim(key)
-                if nominated is None:
+                # and the next cycle may allocate it elsewhere. (The scheduler's claim for the
+                # pod's extended resources, deleted instead, requeues nothing: the pod waits.)
+                requeued = [state.deallocate_claim(key) for key in decision.deallocated]
+                if nominated is None and any(requeued):
                     decision = schedule(exe, state, pod, rng=rng, preemption=preemption, sampling=sampling)
                     nominated = decision.nominated_node
             if decision.selected is None and nominated is not None:

@@ -111,9 +111,7 @@ def run_postfilter(exe: Executable, state: ClusterState, pod: Pod, pre: PreFilte
         deallocated += outcome.deallocate
         if outcome.nominated is not None or outcome.error:
             return attrs.evolve(outcome, deallocate=deallocated)
-        if outcome.message:
-            # A status without a message has no reasons to add (v1.37's DynamicResources gives
-            # such statuses).
+        if outcome.message:     # a status without reasons adds none (v1.37's DynamicResources)
             reasons.append(outcome.message)
     return PostFilterOutcome(", ".join(reasons), deallocate=deallocated)
 

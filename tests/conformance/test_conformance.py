@@ -14,11 +14,12 @@ Filter, PreScore, Score and NormalizeScore directly:
 - ``scores``: node → normalized score, every given node treated as feasible;
   ``skip_score: true`` when PreScore skips the plugin;
 - ``postfilter``: the plugin's PostFilter message when PreFilter rejects the pod or no node
-  of ``filter`` passes.
+  of ``filter`` passes (a mapping of version to message where they differ).
 
 A file or a case may name the Kubernetes it is for (``kubernetes: "1.37"``, with
 ``feature_gates: "A=true"`` or ``{A: true}``): the profile is compiled for that target (the
-default target otherwise), for the tables of the versions whose tests they transcribe.
+default target otherwise), for the tables of the versions whose tests they transcribe; a file's
+list, ``["1.36", "1.37"]``, runs its cases for each.
 """
 
 from __future__ import annotations
@@ -43,8 +44,13 @@ HERE = Path(__file__).parent
 def _cases():
     for path in sorted(HERE.glob("*.yaml")):
         doc = yaml.safe_load(path.read_text())
+        versions = doc.get("kubernetes")
         for case in doc["cases"]:
-            yield pytest.param(doc, case, id=f"{path.stem}: {case['name']}")
+            if isinstance(versions, list):   # the same cases for each of these versions
+                for version in versions:
+                    yield pytest.param({**doc, "kubernetes": version}, case, id=f"{path.stem} {version}: {case['name']}")
+            else:
+                yield pytest.param(doc, case, id=f"{path.stem}: {case['name']}")
 
 
 def _executable(plugin: str, args: dict, tmp_path: Path, executor: str, target=DEFAULT) -> Executable:
@@ -122,7 +128,10 @@ def test_case(doc, case, executor, tmp_path):
 
 def _check_postfilter(exe: Executable, state, pod, pre, statuses: dict, case: dict) -> None:
     if "postfilter" in case:
-        assert run_postfilter(exe, state, pod, pre, statuses, enabled=False).message == case["postfilter"]
+        expected = case["postfilter"]
+        if isinstance(expected, dict):      # by version
+            expected = expected[exe.plan.target.version]
+        assert run_postfilter(exe, state, pod, pre, statuses, enabled=False).message == expected
 
 
 def _filter_batch(exe: Executable, pre, nodes: list) -> "dict | None":

@@ -157,14 +157,27 @@ class DeviceAllocations:
         self._allocated = self._state_136 = None
         self._forget_answers([r for a in allocations for r in a.devices.results])
 
-    def deallocate(self, key) -> None:
+    def deallocate(self, key) -> bool:
+        """DynamicResources' PostFilter: the claim deallocated, or deleted if it is the special
+        claim made for a pod's extended resources (extendeddynamicresources.go deleteClaim). Whether
+        the change requeues the pod at once: a deallocation does (its update event); the deletion
+        does not (the claim is not one of the pod's own, so isSchedulableAfterClaimChange skips the
+        finalizer's update, and v1.36 registers no delete event)."""
+        from ...dra.extended import EXTENDED_RESOURCE_CLAIM_ANNOTATION
         claim = self.state.resource_claims.get(key)
+        if claim is not None and claim.metadata.annotations.get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) == "true":
+            del self.state.resource_claims[key]
+            if claim.status.allocation is not None:
+                self._allocated = None
+                self._forget_answers(claim.status.allocation.devices.results)
+            return False
         if claim is None or claim.status.allocation is None:
-            return
+            return True
         self.state.resource_claims[key] = attrs.evolve(claim, status=attrs.evolve(
             claim.status, allocation=None, reserved_for=(), devices=()))
         self._allocated = self._state_136 = None
         self._forget_answers(claim.status.allocation.devices.results)
+        return True
 
     def pod_gone(self, pod) -> None:
         """The resourceclaim controller once a pod is deleted (controller.go syncClaim): the pod

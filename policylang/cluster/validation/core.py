@@ -132,6 +132,13 @@ def _comparison_operators() -> "tuple[bool, bool]":
     if target is None:
         return True, False
     return target.minor >= 35, target.gate("TaintTolerationComparisonOperators")
+
+
+def extended_resource_field_kept() -> bool:
+    """Whether the admitting API server keeps a DeviceClass's spec.extendedResourceName: with its
+    DRAExtendedResource gate on (v1.36 and v1.37 by default; None is v1.35's default, off)."""
+    target = _ADMITTED_AS.get()
+    return target is not None and target.gate("DRAExtendedResource")
 NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 LABEL_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")      # sets.List: sorted

@@ -10,8 +10,9 @@ from typing import Iterator
 
 from ...api import errors as E
 from ...api import model
+from ...api.requests import is_extended_resource_name
 from ...api.selectors import label_value_errors
-from .core import Problem, _key_problem
+from .core import Problem, _key_problem, extended_resource_field_kept
 
 # Limits from k8s.io/api resource/v1 types.go.
 DEVICE_REQUESTS_MAX_SIZE = 32           # DeviceRequestsMaxSize (= AllocationResultsMaxSize)
@@ -269,8 +270,16 @@ def resource_claim(c: model.ResourceClaim) -> Iterator[Problem]:
 
 
 def device_class_spec(s: model.DeviceClassSpec) -> Iterator[Problem]:
+    """validateDeviceClassSpec: the limits, and an extendedResourceName that is an extended
+    resource name (v1helper.IsExtendedResourceName), where the admitting API server keeps the
+    field: with DRAExtendedResource on (v1.36's default), as v1.35 and v1.34 drop it when the gate
+    is off before validating (registry/resource/deviceclass/strategy.go,
+    dropDisabledDRAExtendedResourceFields)."""
     yield from _too_many(s.selectors, DEVICE_SELECTORS_MAX_SIZE, "selectors")
     yield from _too_many(s.config, DEVICE_CONFIG_MAX_SIZE, "config")
+    if (s.extended_resource_name is not None and extended_resource_field_kept()
+            and not is_extended_resource_name(s.extended_resource_name)):
+        yield "extendedResourceName", E.invalid(s.extended_resource_name, "must be a valid extended resource name")
 
 
 # BindingConditionsMaxSize, BindingFailureConditionsMaxSize (pkg/apis/resource/types.go).
