@@ -407,14 +407,14 @@ def cli_reference() -> str:
 def gates_reference() -> str:
     """Each modelled gate's stage and default per version (— where the version does not have it),
     and how many gates each version's --feature-gates accepts and its scheduler reads."""
-    from policylang.target import MODELLED, VERSIONS, gate_specs, read_by_scheduler
+    from policylang.target import MODELLED, VERSIONS, _modelled_at, gate_specs, read_by_scheduler
 
     def cell(name: str, version: str) -> str:
         spec = gate_specs(version).get(name)
         if spec is None:
             return "—"
         return f"{spec.stage.title() if spec.stage != 'GA' else 'GA'}, {str(spec.default).lower()}" + \
-            (", locked" if spec.locked else "")
+            (", locked" if spec.locked else "") + ("" if _modelled_at(name, version) else " (not modelled)")
     lines = ["| Gate | " + " | ".join(VERSIONS) + " |", "|---|" + "---|" * len(VERSIONS)]
     lines += [f"| {name} | " + " | ".join(cell(name, v) for v in VERSIONS) + " |" for name in MODELLED]
     lines += ["| *gates accepted (read by the scheduler)* | "

@@ -27,7 +27,7 @@ from .diagnostics import InputError
 from .frozen import frozen
 
 VERSIONS = ("1.34", "1.35", "1.36", "1.37")
-DEFAULT_VERSION = "1.35"   # 1.37 once the 1.36/1.37 stdlib and allocator are in (issue 39)
+DEFAULT_VERSION = "1.37"
 
 # The gates whose values the stdlib's policies and the DRA allocator read: each changes what a
 # shipped plugin decides, and docs/versions.md says where.

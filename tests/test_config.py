@@ -231,6 +231,11 @@ def test_any_configuration_is_read_or_refused_with_an_input_error(tmp_path_facto
     assert load_plans(config=str(path))     # what is read compiles: its generated source checks
 
 
+def _filters_and_scores(plan) -> tuple:
+    return ([p.name for p in plan.plugins if p.filters],
+            sorted((p.name, p.weight) for p in plan.plugins if p.score is not None))
+
+
 def test_each_version_decodes_the_extension_points_it_has(tmp_path):
     """config/v1 Plugins gained placementGenerate and placementScore in v1.36 and
     podGroupPostFilter in v1.37 (kube-scheduler@v0.36.3, v0.37.2 types.go): each version's reader
@@ -248,5 +253,6 @@ def test_each_version_decodes_the_extension_points_it_has(tmp_path):
             else:
                 read_configuration(path, make_target(version))
                 plans = load_plans(config=str(path), target=make_target(version))
-                assert [p.name for p in plans["default-scheduler"].plugins] == \
-                    [p.name for p in load_plans(target=make_target(version))["default-scheduler"].plugins]
+                ours = load_plans(target=make_target(version))["default-scheduler"]
+                # The same filters in the same order, and the same scores with the same weights.
+                assert _filters_and_scores(plans["default-scheduler"]) == _filters_and_scores(ours)

@@ -45,12 +45,20 @@ def dra_view(result: dict) -> dict:
                       for name, node in result["nodes"].items()}}
 
 
+FILTER_ERROR = 'running "DynamicResources" filter plugin: '
+
+
 def _same(oracle, version: str, scenario) -> None:
     (pod,) = scenario.pods
     cluster = scenario.cluster
     note(json.dumps({"objects": cluster.raw, "pod": pod}))
     ours = dra_view(comparable(policylang_result(cluster, pod, False, profile(version))))
     theirs = dra_view(comparable(oracle_result(oracle, cluster, pod, False)))
+    if all((r["message"] or "").startswith(FILTER_ERROR) for r in (ours, theirs)):
+        # A filter Error on more than one node: upstream reports the one its parallel filter loop
+        # meets first (findNodesThatPassFilters cancels the rest), which need not be the first
+        # node in order; both erring is what is compared.
+        ours["message"] = theirs["message"] = FILTER_ERROR
     assert_agree(ours, theirs)
     assert ours == theirs
 

@@ -41,13 +41,9 @@ VERSIONS = ("1.36", "1.37")
 
 
 @pytest.fixture(scope="module", params=VERSIONS)
-def versioned(request):
+def versioned(request, oracles):
     """(version, its oracle): skipped or failed as conftest's ``oracle`` is."""
-    from conftest import _oracle
-    gen = _oracle(request.param)
-    oracle = next(gen)
-    yield request.param, oracle
-    next(gen, None)
+    return request.param, oracles(request.param)
 
 
 # The scores of NodeResourcesBalancedAllocation and VolumeBinding are left out on both sides: v1.36

@@ -121,3 +121,13 @@ def test_api_page_documents_the_public_api():
         module, _, name = target.rpartition(".")
         assert hasattr(importlib.import_module(module), name)
     assert "](../api.md)" in text
+
+
+def test_the_versions_page_lists_the_modelled_gates_from_the_code():
+    """docs/versions.md's gate table is generated from policylang/target.py and feature_gates.json."""
+    from policylang.target import MODELLED, VERSIONS
+    text = (REFERENCE.parent / "versions.md").read_text()
+    assert "<!-- generated: gates -->" in text
+    table = hooks.generate("gates")
+    assert all(f"| {gate} |" in table for gate in MODELLED)
+    assert table.splitlines()[0] == "| Gate | " + " | ".join(VERSIONS) + " |"
