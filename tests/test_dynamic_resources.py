@@ -9,6 +9,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+from policylang.target import make_target
 from policylang import load_cluster, load_objects, load_plans
 from policylang.cli import main
 from policylang.cluster import resourceclaims
@@ -48,9 +49,9 @@ def test_each_pod_goes_where_its_devices_are(executor):
     # Two H100s: only the H100 nodes; the shared claim is allocated on gpu-node-1; ten GPUs: nowhere.
     assert placed["train-b"][0] == "gpu-node-2"
     assert placed["notebook-1"][0] == "gpu-node-1"
-    assert placed["train-big"] == (None, "0/4 nodes are available: 4 cannot allocate all claims. still not "
-                                         "schedulable, preemption: 0/4 nodes are available: 4 Preemption is not "
-                                         "helpful for scheduling.")
+    # v1.37's PostFilter says nothing when it deallocates nothing (v1.35/v1.36: "still not schedulable").
+    assert placed["train-big"] == (None, "0/4 nodes are available: 4 cannot allocate all claims. preemption: 0/4 "
+                                         "nodes are available: 4 Preemption is not helpful for scheduling.")
 
 
 @pytest.mark.parametrize("executor", EXECUTORS)
@@ -212,7 +213,7 @@ def test_a_pod_with_an_allocated_claim_beside_one_to_allocate_fails_to_score_as_
     # dynamicresources.go computeScore pairs the pod's i-th claim with the i-th allocation made
     # for the claims still to allocate; with an allocated claim among them there are fewer
     # allocations than claims, and Score fails once two nodes are feasible (v1.35.4's behaviour).
-    exe = Executable(load_plans()["default-scheduler"], executor)
+    exe = Executable(load_plans(target=make_target("1.35"))["default-scheduler"], executor)
     state = load_cluster([DRA / "cluster.yaml"])
     state.add_resource_claim(structure_object({
         "kind": "ResourceClaim", "metadata": {"name": "fabric", "namespace": "ml"},
@@ -280,7 +281,9 @@ def test_explain_shows_a_selector_that_fails_at_run_time_as_the_plugin_s_error()
     broken = attrs.evolve(cls, spec=attrs.evolve(cls.spec, selectors=(selector,)))
     state = with_objects(state, [broken])
     [pod] = _pods("train-b")
-    e = explain(Executable(load_plans()["default-scheduler"]), state, resourceclaims.instantiate(state, pod))
+    # v1.35's words (from v1.37 the error also names the device and suggests optional chaining).
+    e = explain(Executable(load_plans(target=make_target("1.35"))["default-scheduler"]), state,
+                resourceclaims.instantiate(state, pod))
     text = "class gpu.example.com: selector #0: CEL runtime error: no such key: nosuch"
     assert e.decision.message == f'running "DynamicResources" filter plugin: {text}'
     assert {(s.code, s.reasons) for s in (v["DynamicResources"] for v in e.filters.values())} == {("Error", (text,))}

@@ -169,7 +169,7 @@ def test_no_second_preemption_while_victims_terminate(tmp_path):
     d = decide(tmp_path, [node("n1"), victim, pod("other", "2", node="n2", priority=1), node("n2")],
                pod("vip", "2", priority=1000, nominated="n1"))
     assert d.nominated_node is None
-    assert d.message == ("0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, "
+    assert d.message == ("0/2 nodes are available: 2 Insufficient cpu. "
                          "preemption: not eligible due to a terminating pod on the nominated node.")
 
 

@@ -88,17 +88,21 @@ def test_preemption_evicts_no_more_than_needed(tmp_path):
     decision = schedule(exe, state, vip)
     assert decision.selected is None and decision.nominated_node == "n1"
     assert [v.name for v in decision.victims] == ["low-1"]  # the lower of the two priorities goes
-    assert decision.message == "0/1 nodes are available: 1 Insufficient cpu."
+    # v1.37 appends what preemption found (schedule_one.go: the PostFilter status's message).
+    assert decision.message == ("0/1 nodes are available: 1 Insufficient cpu. preemption: found a potential "
+                                "placement for pod on node n1, preempting 1 victims")
 
 
 def test_messages_when_preemption_cannot_help(tmp_path):
+    """v1.37's words: DynamicResources' PostFilter adds nothing for a pod without claims (v1.35,
+    v1.36: "no new claims to deallocate")."""
     state = load_cluster([write(tmp_path, "c.yaml", [node("n1", cpu="2"), node("n2", cpu="2"),
                                                       pod("same", "2", node="n1", priority=5)])])
     exe = Executable(load_plans()["default-scheduler"])
     from policylang.cluster.load import structure_object
     never = structure_object(pod("p", "3", priority=5), "<test>")
     assert schedule(exe, state, never).message == (
-        "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are "
+        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are "
         "available: 2 Preemption is not helpful for scheduling.")
     equal = structure_object(pod("q", "1", priority=5), "<test>")
     assert schedule(exe, state, equal).selected == "n2"
@@ -106,10 +110,10 @@ def test_messages_when_preemption_cannot_help(tmp_path):
     refused = structure_object(pod("s", "2", priority=5, policy="Never"), "<test>")
     state2 = load_cluster([write(tmp_path, "d.yaml", [node("n1", cpu="2"), pod("same", "1", node="n1", priority=5)])])
     assert schedule(exe, state2, refused).message == (
-        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: not eligible due "
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due "
         "to preemptionPolicy=Never.")
     assert schedule(exe, state2, structure_object(pod("t", "2", priority=5), "<test>")).message == (
-        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are "
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are "
         "available: 1 No preemption victims found for incoming pod.")
     assert full
 

@@ -85,9 +85,9 @@ def _changed(value: dict, default: dict) -> dict:
     return out
 
 
-def _plugins_diff(plugins: tuple, explicit: bool, default_plans: dict) -> dict:
+def _plugins_diff(plugins: tuple, explicit: bool, default_plans: dict, target) -> dict:
     from ..config.defaults import default_plugins
-    defaults = dict(default_plugins())
+    defaults = dict(default_plugins(target))
     enabled, disabled = [], []
     names = {p.name for p in plugins}
     if explicit:
@@ -116,7 +116,7 @@ def _plugins_diff(plugins: tuple, explicit: bool, default_plans: dict) -> dict:
 def _profile(plan: P.Plan, explicit: bool, defaults: dict) -> dict:
     plugins = stdlib_plan(plan).plugins
     out: dict = {"schedulerName": plan.profile}
-    diff = _plugins_diff(plugins, explicit, defaults)
+    diff = _plugins_diff(plugins, explicit, defaults, plan.target)
     if diff:
         out["plugins"] = diff
     config = [{"name": p.name, "args": {"apiVersion": API_VERSION, "kind": f"{p.name}Args", **args}}
@@ -146,7 +146,7 @@ def decision_key(plan: P.Plan) -> tuple:
 
 def _read_back(profile: dict, target) -> P.Plan:
     """The plan kube-scheduler's reading of this profile gives, through config/read.py as --config reads it."""
-    text = profile_source(profile, 0, Configuration("<export>", {"profiles": [profile]}, {}), {})
+    text = profile_source(profile, 0, Configuration("<export>", {"profiles": [profile]}, {}), {}, target)
     plans = compile_all(check(load_program("<export>.sched", text=text)), target)
     return plans[profile["schedulerName"]]
 
