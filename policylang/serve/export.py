@@ -91,8 +91,13 @@ def _plugins_diff(plugins: tuple, explicit: bool, default_plans: dict, target) -
     enabled, disabled = [], []
     names = {p.name for p in plugins}
     if explicit:
+        # Every plugin named, in the profile's order, behind `disabled: *` — with the defaults that
+        # decide nothing around them: kube-scheduler refuses a profile without a queue sort plugin
+        # (profile.go: "only one queue sort plugin required") or a binder.
         disabled.append({"name": "*"})
-        enabled = [{"name": p.name, **({"weight": p.weight} if p.score is not None else {})} for p in plugins]
+        enabled = ([{"name": name} for name in registry.NO_DECISION_BEFORE]
+                   + [{"name": p.name, **({"weight": p.weight} if p.score is not None else {})} for p in plugins]
+                   + [{"name": name} for name in registry.NO_DECISION_AFTER])
     else:
         for name in defaults:
             # A default plugin whose gate is off for the target is not among kube-scheduler's defaults.
