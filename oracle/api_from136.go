@@ -9,7 +9,6 @@ package main
 
 import (
 	"context"
-	"k8s.io/component-base/featuregate"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -37,8 +36,3 @@ func newErrorChannel() errorChannel { return errorChannel{parallelize.NewResultC
 func (e errorChannel) sendWithCancel(err error, cancel func()) { e.ch.SendWithCancel(err, cancel) }
 
 func (e errorChannel) receive() error { return e.ch.Receive() }
-
-// gateDependencies: the gates each gate needs enabled (featuregate's AddDependencies, from v1.35).
-func gateDependencies(g featuregate.MutableVersionedFeatureGate) map[featuregate.Feature][]featuregate.Feature {
-	return g.Dependencies()
-}

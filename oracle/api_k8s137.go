@@ -2,8 +2,7 @@
 
 package main
 
-// The scheduler framework's plugin interfaces, as v1.37 keeps them (k8s.io/kube-scheduler/framework,
-// as v1.35 does); build.sh picks this file with the k8s1.37 tag.
+// What v1.37 does its own way (api_from135.go and api_from136.go have what it shares).
 
 import (
 	"context"
@@ -12,23 +11,9 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
-	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/features"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
-	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 )
-
-type (
-	schedPlugin      = fwk.Plugin
-	schedHandle      = fwk.Handle
-	scorePlugin      = fwk.ScorePlugin
-	preBindPlugin    = fwk.PreBindPlugin
-	sharedDRAManager = fwk.SharedDRAManager
-	nominatingInfo   = fwk.NominatingInfo
-)
-
-const modeOverride = fwk.ModeOverride
 
 // trackerOptions: the resource slice tracker as the scheduler starts it (pkg/scheduler/scheduler.go),
 // as v1.37 starts it: DeviceTaintRules from resource.k8s.io/v1, no DeviceClass informer.
@@ -43,12 +28,6 @@ func trackerOptions(f informers.SharedInformerFactory, client kubernetes.Interfa
 		opts.TaintInformer = f.Resource().V1().DeviceTaintRules()
 	}
 	return opts
-}
-
-// versionOptions: the framework options that v1.35 and later have: NodeVolumeLimits' shared CSI manager.
-func versionOptions(f informers.SharedInformerFactory) []frameworkruntime.Option {
-	return []frameworkruntime.Option{frameworkruntime.WithSharedCSIManager(
-		nodevolumelimits.NewCSIManager(f.Storage().V1().CSINodes().Lister()))}
 }
 
 // newCache: the scheduler's cache as v1.37's scheduler.go makes it, with no API dispatcher.

@@ -10,10 +10,8 @@ allocated after the pod's own claims), "cannot fit resource", a claim left from 
 PostFilter's message, and in a batch the claim each placed pod is given, whose devices later pods
 find taken. The example of the README (examples/dra-extended) is checked too.
 
-Preemption is compared for v1.36 only: the v1.37 oracle's DefaultPreemption fails on a nil
-pointer (default_preemption.go PodEligibleToPreemptOthers) before DRA is involved. The scores of
-two plugins are left out on both sides (see CONFIG), and policylang walks the nodes in the node
-tree's order (see policylang_result).
+The scores of two plugins are left out on both sides (see CONFIG), and policylang walks the nodes
+in the node tree's order (see policylang_result).
 """
 
 from __future__ import annotations
@@ -46,9 +44,9 @@ def versioned(request, oracles):
     return request.param, oracles(request.param)
 
 
-# The scores of NodeResourcesBalancedAllocation and VolumeBinding are left out on both sides: v1.36
-# and v1.37 changed them (another branch carries that), and no extended resource is scored by them
-# with their default resources. Everything else is the default profile.
+# The scores of NodeResourcesBalancedAllocation and VolumeBinding are left out on both sides: no
+# extended resource is scored by them with their default resources, and the default profile's
+# properties (test_oracle.py, test_oracle_versions.py) compare them. Everything else is the default profile.
 CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
@@ -140,12 +138,10 @@ def test_extended_single_cycle(versioned, scenario):
 @given(S.dra_scenarios(extended=True))
 @examples(0.25)
 def test_extended_single_cycle_with_preemption(versioned, scenario):
-    """The same with DefaultPreemption, for a high-priority pod (v1.36 only, see above): a node
+    """The same with DefaultPreemption, for a high-priority pod: a node
     DynamicResources rejects is UnschedulableAndUnresolvable and has no PreFilter extensions, so
     no victim frees devices; a device plugin's resource on another node can still be preempted for."""
     version, oracle = versioned
-    if version == "1.37":
-        pytest.skip("the v1.37 oracle's DefaultPreemption fails on a nil pointer (PodEligibleToPreemptOthers)")
     (pod,) = scenario.pods
     pod["spec"]["priority"] = 1000
     assert_same(oracle, version, scenario.cluster, pod, preemption=True)
