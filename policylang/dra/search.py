@@ -119,6 +119,14 @@ class _DeviceResult:
         return f"{self.parent}/{self.request}" if self.parent else self.request
 
 
+def _constrains(requests: frozenset, request: str, sub: str) -> bool:
+    """Whether a constraint naming ``requests`` (none: all) covers a device of ``request`` (or its
+    subrequest ``sub``): constraint.go's check of the request names."""
+    if not requests:
+        return True
+    return request in requests or (sub != "" and f"{request}/{sub}" in requests)
+
+
 class _MatchAttribute:
     """matchAttributeConstraint: every device of the requests it names has the attribute, with
     one value; the first device sets it."""
@@ -130,9 +138,7 @@ class _MatchAttribute:
         self.num_devices = 0
 
     def _applies(self, request: str, sub: str) -> bool:
-        if not self.requests:
-            return True
-        return request in self.requests or (sub != "" and f"{request}/{sub}" in self.requests)
+        return _constrains(self.requests, request, sub)
 
     def add(self, request: str, sub: str, device: model.Device, device_id: DeviceID) -> bool:
         if not self._applies(request, sub):
@@ -168,9 +174,7 @@ class _DistinctAttribute:
         self.num_devices = 0
 
     def _applies(self, request: str, sub: str) -> bool:
-        if not self.requests:
-            return True
-        return request in self.requests or (sub != "" and f"{request}/{sub}" in self.requests)
+        return _constrains(self.requests, request, sub)
 
     def add(self, request: str, sub: str, device: model.Device, device_id: DeviceID) -> bool:
         if not self._applies(request, sub):
