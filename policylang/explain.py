@@ -60,18 +60,22 @@ def filters_alone(exe: Executable, state: ClusterState, pod: Pod) -> dict[str, d
     """node → plugin → that plugin's verdict as if it were the only filter."""
     pre = run_prefilter(exe, state, exe.apply_rules(state, pod), base_env(state, exe.apply_rules(state, pod)))
     out: dict[str, dict[str, Status]] = {name: {} for name in state.nodes}
+    rejecting = pre.status.plugin if pre.status is not None else None
     for plugin in exe.plugins:
-        if not plugin.filters:
+        if not plugin.filters and plugin.name != rejecting:
+            continue
+        if plugin.name == rejecting:
+            # A PreFilter rejection is its plugin's verdict on every node (the framework gives
+            # each node its status); the filters whose PreFilter ran before it are still shown alone.
+            for name in state.nodes:
+                out[name][plugin.name] = pre.status
             continue
         if not pre.active.get(plugin.name):
             for name in state.nodes:
                 out[name][plugin.name] = Status(SKIP, (), plugin.name)
             continue
-        alone = attrs.evolve(pre, active={plugin.name: pre.active[plugin.name]})
+        alone = attrs.evolve(pre, active={plugin.name: pre.active[plugin.name]}, status=None)
         for name, node in state.nodes.items():
-            if pre.status is not None:
-                out[name][plugin.name] = pre.status
-                continue
             try:
                 status = run_filters(exe, alone, node)
             except PlanRuntimeError as err:

@@ -117,3 +117,25 @@ def test_explain_on_many_nodes_groups_them_and_fits_a_screen(tmp_path, capsys, g
     assert "Insufficient memory — needs 5.5Gi, the most free is 4Gi on node-000" in out
     assert main(args + ["--all"]) == 1
     assert len(capsys.readouterr().out.splitlines()) > 300     # every node its row
+
+
+def test_a_prefilter_rejection_is_blamed_on_its_plugin_alone(tmp_path, capsys):
+    """VolumeBinding's PreFilter refuses a pod whose claim is unbound in an Immediate class: every
+    node gets that plugin's status (the framework's NodeToStatus), and the filters whose PreFilter
+    ran before it are shown as they decide alone, not with VolumeBinding's reason."""
+    nodes = [{"kind": "Node", "metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}},
+              "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}} for n in ("n1", "n2")]
+    storage = [{"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "fast"},
+                "provisioner": "example.com/csi", "volumeBindingMode": "Immediate"},
+               {"kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "default"},
+                "spec": {"storageClassName": "fast", "accessModes": ["ReadWriteOnce"],
+                         "resources": {"requests": {"storage": "1Gi"}}}}]
+    pod = {"kind": "Pod", "metadata": {"name": "db", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "postgres", "resources": {"requests": {"cpu": "1"}}}],
+                    "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]}}
+    (tmp_path / "c.json").write_text(json.dumps({"kind": "List", "items": [*nodes, *storage]}))
+    (tmp_path / "p.json").write_text(json.dumps(pod))
+    assert main(["explain", "--cluster", str(tmp_path / "c.json"), "--pod", str(tmp_path / "p.json")]) == 1
+    out = capsys.readouterr().out
+    assert "2 nodes: VolumeBinding: pod has unbound immediate PersistentVolumeClaims" in out
+    assert "NodeName: pod has unbound" not in out and "NodeResourcesFit: pod has unbound" not in out
