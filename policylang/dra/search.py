@@ -127,18 +127,26 @@ def _constrains(requests: frozenset, request: str, sub: str) -> bool:
     return request in requests or (sub != "" and f"{request}/{sub}" in requests)
 
 
-class _MatchAttribute:
-    """matchAttributeConstraint: every device of the requests it names has the attribute, with
-    one value; the first device sets it."""
+class _AttributeConstraint:
+    """What the attribute constraints share (constraint.go): the requests they name (none: all),
+    the attribute they read, and how many devices they hold."""
 
     def __init__(self, requests: Sequence[str], attribute: str):
         self.requests = frozenset(requests)
         self.attribute_name = attribute
-        self.attribute: Optional[model.DeviceAttribute] = None
         self.num_devices = 0
 
     def _applies(self, request: str, sub: str) -> bool:
         return _constrains(self.requests, request, sub)
+
+
+class _MatchAttribute(_AttributeConstraint):
+    """matchAttributeConstraint: every device of the requests it names has the attribute, with
+    one value; the first device sets it."""
+
+    def __init__(self, requests: Sequence[str], attribute: str):
+        super().__init__(requests, attribute)
+        self.attribute: Optional[model.DeviceAttribute] = None
 
     def add(self, request: str, sub: str, device: model.Device, device_id: DeviceID) -> bool:
         if not self._applies(request, sub):
@@ -159,22 +167,17 @@ class _MatchAttribute:
             self.num_devices -= 1
 
 
-class _DistinctAttribute:
+class _DistinctAttribute(_AttributeConstraint):
     """distinctAttributeConstraint (v1.36+, constraint.go): the devices of the requests it
     names each have the attribute, with values that differ. As upstream, the values are kept
     by request name, so the devices of one request replace each other's value."""
 
     def __init__(self, requests: Sequence[str], attribute: str, by_request: bool = True):
-        self.requests = frozenset(requests)
-        self.attribute_name = attribute
+        super().__init__(requests, attribute)
         # v1.36 keeps one value per request name; v1.37 the value of each device, as a stack.
         self.by_request = by_request
         self.attributes: dict = {}
         self.stack: list[model.DeviceAttribute] = []
-        self.num_devices = 0
-
-    def _applies(self, request: str, sub: str) -> bool:
-        return _constrains(self.requests, request, sub)
 
     def add(self, request: str, sub: str, device: model.Device, device_id: DeviceID) -> bool:
         if not self._applies(request, sub):
