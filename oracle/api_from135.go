@@ -8,9 +8,13 @@ package main
 // api_k8s135.go, api_k8s136.go and api_k8s137.go, which build.sh picks by tag.
 
 import (
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/component-base/featuregate"
+	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 )
@@ -35,4 +39,19 @@ func versionOptions(f informers.SharedInformerFactory) []frameworkruntime.Option
 // gateDependencies: the gates each gate needs enabled (featuregate's AddDependencies, from v1.35).
 func gateDependencies(g featuregate.MutableVersionedFeatureGate) map[featuregate.Feature][]featuregate.Feature {
 	return g.Dependencies()
+}
+
+// trackerOptions: the resource slice tracker as the scheduler starts it (pkg/scheduler/scheduler.go);
+// only where the version reads DeviceTaintRules from differs (setTaintRuleInformers).
+func trackerOptions(f informers.SharedInformerFactory, client kubernetes.Interface) tracker.Options {
+	opts := tracker.Options{
+		EnableDeviceTaintRules:   utilfeature.DefaultFeatureGate.Enabled(features.DRADeviceTaintRules),
+		EnableConsumableCapacity: utilfeature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity),
+		SliceInformer:            f.Resource().V1().ResourceSlices(),
+		KubeClient:               client,
+	}
+	if opts.EnableDeviceTaintRules {
+		setTaintRuleInformers(&opts, f)
+	}
+	return opts
 }

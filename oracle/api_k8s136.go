@@ -9,26 +9,16 @@ import (
 
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/kubernetes/pkg/features"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 )
 
-// trackerOptions: the resource slice tracker as the scheduler starts it (pkg/scheduler/scheduler.go),
-// as v1.36 starts it: DeviceTaintRules from resource.k8s.io/v1beta2.
-func trackerOptions(f informers.SharedInformerFactory, client kubernetes.Interface) tracker.Options {
-	opts := tracker.Options{
-		EnableDeviceTaintRules:   utilfeature.DefaultFeatureGate.Enabled(features.DRADeviceTaintRules),
-		EnableConsumableCapacity: utilfeature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity),
-		SliceInformer:            f.Resource().V1().ResourceSlices(),
-		KubeClient:               client,
-	}
-	if opts.EnableDeviceTaintRules {
-		opts.TaintInformer = f.Resource().V1beta2().DeviceTaintRules()
-		opts.ClassInformer = f.Resource().V1().DeviceClasses()
-	}
-	return opts
+// setTaintRuleInformers: v1.36 reads DeviceTaintRules from resource.k8s.io/v1beta2 and the
+// DeviceClasses beside them.
+func setTaintRuleInformers(opts *tracker.Options, f informers.SharedInformerFactory) {
+	opts.TaintInformer = f.Resource().V1beta2().DeviceTaintRules()
+	opts.ClassInformer = f.Resource().V1().DeviceClasses()
 }
 
 // newCache: the scheduler's cache as v1.36's scheduler.go makes it, with no API dispatcher.
