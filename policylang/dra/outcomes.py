@@ -76,17 +76,8 @@ def _node_selector_136(index: SliceIndex, claim, places, node) -> Optional[model
         if node_name is not None or device.binds_to_node:
             return _local_node_selector(node.metadata.name)
         if selector is not None:
-            terms = selector.node_selector_terms
-            if len(terms) == 1:
-                _add_new(terms[0].match_fields, fields)
-                _add_new(terms[0].match_expressions, expressions)
-            elif len(terms) > 1:
-                raise AllocationError(f"create NodeSelector for claim {claim.metadata.name}: "
-                                      f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
-    if fields or expressions:
-        return model.NodeSelector(node_selector_terms=(model.NodeSelectorTerm(
-            match_expressions=tuple(expressions), match_fields=tuple(fields)),))
-    return None
+            _add_terms(claim, selector, fields, expressions)
+    return _one_term(fields, expressions)
 
 
 def _spec_key(claim: model.ResourceClaim):
@@ -142,13 +133,24 @@ def _node_selector(index: SliceIndex, claim, positions: Sequence[int]) -> Option
         if spec.node_name is not None:
             return _local_node_selector(spec.node_name)
         if spec.node_selector is not None:
-            terms = spec.node_selector.node_selector_terms
-            if len(terms) == 1:
-                _add_new(terms[0].match_fields, fields)
-                _add_new(terms[0].match_expressions, expressions)
-            elif len(terms) > 1:
-                raise AllocationError(f"create NodeSelector for claim {claim.metadata.name}: "
-                                      f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
+            _add_terms(claim, spec.node_selector, fields, expressions)
+    return _one_term(fields, expressions)
+
+
+def _add_terms(claim, selector: model.NodeSelector, fields: list, expressions: list) -> None:
+    """createNodeSelector's merge of a slice's (or device's) selector: its one term's requirements
+    added to the allocation's, once each; more than one term is an error."""
+    terms = selector.node_selector_terms
+    if len(terms) == 1:
+        _add_new(terms[0].match_fields, fields)
+        _add_new(terms[0].match_expressions, expressions)
+    elif len(terms) > 1:
+        raise AllocationError(f"create NodeSelector for claim {claim.metadata.name}: "
+                              f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
+
+
+def _one_term(fields: list, expressions: list) -> Optional[model.NodeSelector]:
+    """The merged requirements as a selector of one term, or None (every node)."""
     if fields or expressions:
         return model.NodeSelector(node_selector_terms=(model.NodeSelectorTerm(
             match_expressions=tuple(expressions), match_fields=tuple(fields)),))
