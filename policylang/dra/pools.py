@@ -255,6 +255,18 @@ def node_matches(node: Optional[model.Node], node_name: str, all_nodes: bool,
     return False
 
 
+def _add_slice(pools: dict, index: SliceIndex, pos: int) -> None:
+    """addSlice (pools_incubating.go): the slice joins its pool's newest generation; an older
+    generation is out of date, a newer one replaces the pool's slices so far."""
+    spec = index.slices[pos].spec
+    key = (spec.driver, spec.pool.name)
+    have = pools.get(key)
+    if have is None or spec.pool.generation > index.slices[have[0]].spec.pool.generation:
+        pools[key] = [pos]
+    elif spec.pool.generation == index.slices[have[0]].spec.pool.generation:
+        have.append(pos)
+
+
 def gather_pools(index: SliceIndex, node: model.Node, version: str = "1.35",
                  partitionable: bool = True) -> tuple[Pool, ...]:
     """GatherPools of ``version``'s allocator: v1.34's and v1.35's below, v1.36's and v1.37's in
@@ -276,14 +288,7 @@ def _gather_pools_135(index: SliceIndex, node: model.Node, version: str) -> tupl
     candidates.sort()
     pools: dict[tuple[str, str], list[int]] = {}
     for pos in candidates:
-        spec = index.slices[pos].spec
-        key = (spec.driver, spec.pool.name)
-        have = pools.get(key)
-        # addSlice: an older generation is out of date, a newer one replaces the pool's slices.
-        if have is None or spec.pool.generation > index.slices[have[0]].spec.pool.generation:
-            pools[key] = [pos]
-        elif spec.pool.generation == index.slices[have[0]].spec.pool.generation:
-            have.append(pos)
+        _add_slice(pools, index, pos)
     result = []
     for (driver, pool_name), positions in pools.items():
         first = index.slices[positions[0]].spec.pool
@@ -357,13 +362,7 @@ def gather_pools_136(index: SliceIndex, node: Optional[model.Node], version: str
             continue    # they need DRAPartitionableDevices
         if not _relevant(spec, node, shared_any):
             continue
-        key = (spec.driver, spec.pool.name)
-        have = pools.get(key)
-        # addSlice: an older generation is out of date, a newer one replaces the pool's slices.
-        if have is None or spec.pool.generation > index.slices[have[0]].spec.pool.generation:
-            pools[key] = [pos]
-        elif spec.pool.generation == index.slices[have[0]].spec.pool.generation:
-            have.append(pos)
+        _add_slice(pools, index, pos)
     plain, binding = [], []
     for (driver, pool_name), positions in pools.items():
         first = index.slices[positions[0]].spec.pool
